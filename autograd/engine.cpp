@@ -1,0 +1,123 @@
+// engine.cpp — the reverse-mode sweep (micrograd's idea, on tensors).
+//
+// 1. Topologically sort the autograd metas reachable from the root (iterative DFS, so deep
+//    graphs cannot overflow the stack).
+// 2. Walk them in reverse order: a meta's gradient is complete once every op that used it has
+//    run, so its grad_fn's backward is called once, with the summed gradient.
+// 3. Accumulate (+=) each returned gradient into the input's meta. A tensor used twice (the
+//    tied wte) receives the sum of both paths.
+// 4. Free as we go: an intermediate's gradient and its node (with the tensors it saved) are
+//    released right after use, so memory falls back after each step.
+#include <unordered_set>
+
+#include "autograd/node.h"
+#include "tensor/ops.h"
+
+namespace poslab {
+
+namespace {
+thread_local bool g_grad_enabled = true;
+bool g_detect_anomaly = false;
+}  // namespace
+
+bool grad_enabled() { return g_grad_enabled; }
+NoGrad::NoGrad() : prev_(g_grad_enabled) { g_grad_enabled = false; }
+NoGrad::~NoGrad() { g_grad_enabled = prev_; }
+void set_detect_anomaly(bool on) { g_detect_anomaly = on; }
+
+bool any_requires_grad(std::initializer_list<const Tensor*> inputs) {
+  if (!g_grad_enabled) return false;
+  for (const Tensor* t : inputs)
+    if (t && t->requires_grad()) return true;
+  return false;
+}
+
+Tensor record(const char* name, Tensor out, std::initializer_list<const Tensor*> inputs,
+              BackwardFn backward) {
+  if (!any_requires_grad(inputs)) return out;
+  auto node = std::make_shared<Node>();
+  node->name = name;
+  for (const Tensor* t : inputs) {
+    node->inputs.push_back(t && t->requires_grad() ? t->meta() : nullptr);
+    node->input_shapes.push_back(t ? t->shape() : Shape{});
+  }
+  node->backward = std::move(backward);
+  auto meta = std::make_shared<AutogradMeta>();
+  meta->requires_grad = true;
+  meta->grad_fn = std::move(node);
+  out.set_meta(std::move(meta));
+  return out;
+}
+
+static void accumulate(AutogradMeta& m, const Tensor& g) {
+  if (!m.grad_fn) {  // a leaf keeps one owned, contiguous buffer and adds into it
+    if (!m.grad) m.grad = std::make_shared<Tensor>(Tensor::zeros(g.shape(), g.dtype(), g.device()));
+    kernel::add_(*m.grad, g);
+  } else if (!m.grad) {  // an intermediate may alias g: nobody writes into it in place
+    m.grad = std::make_shared<Tensor>(g);
+  } else {
+    m.grad = std::make_shared<Tensor>(kernel::binary(kernel::BinaryOp::add, *m.grad, g));
+  }
+}
+
+void backward(const Tensor& root, const Tensor& grad) {
+  if (!root.requires_grad())
+    fail("backward: the tensor does not require grad (no parameter with requires_grad reached it, "
+         "or it was computed under NoGrad)");
+  if (!grad.defined() && root.numel() != 1)
+    fail("backward: expected a scalar (one-element) loss or an explicit gradient, but got shape ",
+         shape_str(root.shape()));
+  if (grad.defined() && grad.shape() != root.shape())
+    fail("backward: expected a gradient of shape ", shape_str(root.shape()), ", but got ",
+         shape_str(grad.shape()));
+
+  // 1. topological order (children before parents in `order`). The order holds shared
+  //    pointers: releasing a node in step 4 must not free a meta still waiting its turn.
+  std::vector<std::shared_ptr<AutogradMeta>> order;
+  std::unordered_set<AutogradMeta*> seen;
+  std::vector<std::pair<std::shared_ptr<AutogradMeta>, size_t>> stack{{root.meta(), 0}};
+  seen.insert(root.meta().get());
+  while (!stack.empty()) {
+    auto& [m, i] = stack.back();
+    if (m->graph_freed)
+      fail("backward: the graph was already freed by an earlier backward() through this tensor");
+    if (m->grad_fn && i < m->grad_fn->inputs.size()) {
+      std::shared_ptr<AutogradMeta> child = m->grad_fn->inputs[i++];
+      if (child && seen.insert(child.get()).second) stack.push_back({child, 0});
+      continue;
+    }
+    order.push_back(m);
+    stack.pop_back();
+  }
+
+  // 2-4. reverse sweep
+  NoGrad no_grad;  // backward formulas are not themselves recorded
+  accumulate(*root.meta(), grad.defined() ? grad : Tensor::ones(root.shape(), root.dtype(), root.device()));
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    AutogradMeta* m = it->get();
+    if (!m->grad_fn) continue;  // a leaf: its gradient stays
+    std::shared_ptr<Node> node = std::move(m->grad_fn);
+    m->graph_freed = true;
+    std::shared_ptr<Tensor> g = std::move(m->grad);
+    if (!g) continue;  // no gradient flowed here
+    std::vector<Tensor> grads = node->backward(*g);
+    g.reset();
+    for (size_t i = 0; i < node->inputs.size(); ++i) {
+      if (!node->inputs[i] || i >= grads.size() || !grads[i].defined()) continue;
+      if (grads[i].shape() != node->input_shapes[i])
+        fail("backward: ", node->name, " returned a gradient of shape ", shape_str(grads[i].shape()),
+             " for input ", i, " of shape ", shape_str(node->input_shapes[i]));
+      if (g_detect_anomaly && !kernel::all_finite(grads[i]))
+        fail("backward: detect_anomaly: ", node->name, " produced a non-finite gradient for input ",
+             i, " of shape ", shape_str(node->input_shapes[i]));
+      accumulate(*node->inputs[i], grads[i]);
+    }
+  }
+}
+
+void zero_grad(const std::vector<Tensor>& params) {
+  for (const Tensor& p : params)
+    if (p.meta() && p.meta()->grad) p.meta()->grad->fill_(0);
+}
+
+}  // namespace poslab

@@ -1,0 +1,59 @@
+// node.h — one recorded op in the graph.
+//
+// When an op runs on tensors that require grad (and grad mode is on), it records a Node:
+// the autograd metas of its inputs (null for inputs that need no gradient) and a backward
+// function written by hand beside its forward. backward() receives dL/d(output) and returns
+// dL/d(input_i) for each input (undefined where input i needs none). Whatever the backward
+// needs (saved tensors, shapes) is captured explicitly in its closure, so its memory cost is
+// visible at the call site; the Node, and with it the saved tensors, is freed as soon as
+// the engine has used it.
+#pragma once
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace poslab {
+
+using BackwardFn = std::function<std::vector<Tensor>(const Tensor& dout)>;
+
+struct Node {
+  const char* name;                                   // the op, for error messages
+  std::vector<std::shared_ptr<AutogradMeta>> inputs;  // null: that input needs no gradient
+  std::vector<Shape> input_shapes;                    // each gradient must match its input
+  BackwardFn backward;
+};
+
+// Grad mode: thread-local, on by default. Under a NoGrad scope no node is recorded.
+bool grad_enabled();
+class NoGrad {
+ public:
+  NoGrad();
+  ~NoGrad();
+  NoGrad(const NoGrad&) = delete;
+  NoGrad& operator=(const NoGrad&) = delete;
+
+ private:
+  bool prev_;
+};
+
+// True when an op with these inputs must record a node.
+bool any_requires_grad(std::initializer_list<const Tensor*> inputs);
+
+// Attaches a node to `out` when grad mode is on and any input requires grad; returns out.
+Tensor record(const char* name, Tensor out, std::initializer_list<const Tensor*> inputs,
+              BackwardFn backward);
+
+// Reverse-mode sweep from `root`. With no `grad` the root must hold one element (a loss),
+// and dL/droot = 1. Gradients accumulate (+=) into each leaf's grad().
+void backward(const Tensor& root, const Tensor& grad = Tensor());
+
+// Sets each tensor's gradient to zero (keeping its buffer).
+void zero_grad(const std::vector<Tensor>& params);
+
+// When on, backward() checks each op's input gradients for NaN/inf and names the first op
+// that produced one (slow; for debugging).
+void set_detect_anomaly(bool on);
+
+}  // namespace poslab

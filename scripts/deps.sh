@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the system packages poslab needs, once. Called by every make target.
+# As root (or with sudo) it runs apt-get; otherwise it prints the exact command and stops.
+set -euo pipefail
+pkgs=(cmake g++ make libopenblas-openmp-dev catch2 fortunes fortunes-min fortunes-zh)
+if [ "${POSLAB_FUZZ:-0}" = 1 ]; then pkgs+=(clang libclang-rt-14-dev); fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" = 0 ]; then
+  echo "poslab: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && $cmd
+elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+  echo "poslab: installing ${missing[*]} (sudo)" >&2
+  sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive $cmd
+else
+  echo "poslab: missing system packages: ${missing[*]}" >&2
+  echo "poslab: run as root:  apt-get update && $cmd" >&2
+  exit 1
+fi

@@ -1,0 +1,29 @@
+// check.h — user-facing checks that throw, with messages of the form
+//   "rope: expected an even head dim D, but got x of shape (2,5,2,3)"
+// The only macros in poslab live here.
+#pragma once
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace poslab {
+
+// "(2,5,2,3)"
+std::string shape_str(const std::vector<int64_t>& shape);
+
+// Builds a message from any streamable parts: fail("matmul: expected ", a, " but got ", b).
+template <class... Args>
+[[noreturn]] void fail(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  throw std::runtime_error(os.str());
+}
+
+}  // namespace poslab
+
+// POSLAB_CHECK(cond, parts...) throws std::runtime_error(parts...) when cond is false.
+#define POSLAB_CHECK(cond, ...)                 \
+  do {                                          \
+    if (!(cond)) ::poslab::fail(__VA_ARGS__);   \
+  } while (0)

@@ -1,0 +1,198 @@
+// elementwise.cpp — broadcasting elementwise kernels.
+//
+// Scalar math: out[i] = f(a[ia], b[ib]) where ia, ib are i's multi-index with broadcast
+// dims pinned to 0 (stride 0). The fast path (both inputs contiguous, same shape) is a flat
+// loop; the general path walks rows of the output (strided.h).
+#include <omp.h>
+
+#include <cmath>
+
+#include "tensor/ops.h"
+#include "tensor/strided.h"
+
+namespace poslab::kernel {
+namespace {
+
+void cpu_only(const char* op, const Tensor& t) {
+  if (t.device() != Device::cpu) fail(op, ": the ", device_name(t.device()), " kernel is not built");
+}
+
+template <class T>
+T apply(BinaryOp op, T x, T y) {
+  switch (op) {
+    case BinaryOp::add: return x + y;
+    case BinaryOp::sub: return x - y;
+    case BinaryOp::mul: return x * y;
+    case BinaryOp::div: return x / y;
+    case BinaryOp::maximum: return x > y ? x : y;
+    case BinaryOp::gt: return x > y ? T(1) : T(0);
+    case BinaryOp::lt: return x < y ? T(1) : T(0);
+    case BinaryOp::eq: return x == y ? T(1) : T(0);
+  }
+  return 0;
+}
+
+template <class T>
+T apply(UnaryOp op, T x) {
+  switch (op) {
+    case UnaryOp::neg: return -x;
+    case UnaryOp::exp: return std::exp(x);
+    case UnaryOp::log: return std::log(x);
+    case UnaryOp::tanh: return std::tanh(x);
+    case UnaryOp::sqrt: return std::sqrt(x);
+    case UnaryOp::abs: return std::abs(x);
+  }
+  return 0;
+}
+
+const char* name_of(BinaryOp op) {
+  const char* names[] = {"add", "sub", "mul", "div", "maximum", "gt", "lt", "eq"};
+  return names[static_cast<int>(op)];
+}
+
+// out (contiguous, shape) = f(a, b) with a, b broadcast to shape.
+template <class T, class F>
+void map2(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
+  const Shape& shape = out.shape();
+  int64_t n = out.numel();
+  if (n == 0) return;
+  T* o = out.data<T>();
+  const T* pa = static_cast<const T*>(a.storage()->data());
+  const T* pb = static_cast<const T*>(b.storage()->data());
+  if (a.is_contiguous() && b.is_contiguous() && a.shape() == shape && b.shape() == shape) {
+    pa += a.offset();
+    pb += b.offset();
+#pragma omp parallel for simd if (n > kParallelGrain)
+    for (int64_t i = 0; i < n; ++i) o[i] = f(pa[i], pb[i]);
+    return;
+  }
+  Shape sa = broadcast_strides(a, shape), sb = broadcast_strides(b, shape);
+  int64_t inner = shape.empty() ? 1 : shape.back(), rows = n / inner;
+  int64_t ia = shape.empty() ? 0 : sa.back(), ib = shape.empty() ? 0 : sb.back();
+#pragma omp parallel for if (n > kParallelGrain)
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* ra = pa + row_offset(r, shape, sa, a.offset());
+    const T* rb = pb + row_offset(r, shape, sb, b.offset());
+    T* ro = o + r * inner;
+    for (int64_t i = 0; i < inner; ++i) ro[i] = f(ra[i * ia], rb[i * ib]);
+  }
+}
+
+// out (contiguous) = f(x) for any strides of x.
+template <class T, class F>
+void map1(const Tensor& out, const Tensor& x, F f) {
+  map2<T>(out, x, x, [&](T u, T) { return f(u); });
+}
+
+}  // namespace
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
+  const char* name = name_of(op);
+  check_same(name, a, b);
+  cpu_only(name, a);
+  Tensor out = Tensor::empty(broadcast_shapes(name, a.shape(), b.shape()), a.dtype(), a.device());
+  dispatch(a.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    switch (op) {  // one instantiation per op keeps the inner loop branch-free
+      case BinaryOp::add: return map2<T>(out, a, b, [](T x, T y) { return x + y; });
+      case BinaryOp::sub: return map2<T>(out, a, b, [](T x, T y) { return x - y; });
+      case BinaryOp::mul: return map2<T>(out, a, b, [](T x, T y) { return x * y; });
+      case BinaryOp::div: return map2<T>(out, a, b, [](T x, T y) { return x / y; });
+      default: return map2<T>(out, a, b, [op](T x, T y) { return apply(op, x, y); });
+    }
+  });
+  return out;
+}
+
+Tensor unary(UnaryOp op, const Tensor& x) {
+  check_defined("unary", x, "x");
+  cpu_only("unary", x);
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
+  dispatch(x.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    map1<T>(out, x, [op](T v) { return apply(op, v); });
+  });
+  return out;
+}
+
+Tensor pow_scalar(const Tensor& x, double p) {
+  check_defined("pow", x, "x");
+  cpu_only("pow", x);
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
+  dispatch(x.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    T e = static_cast<T>(p);
+    map1<T>(out, x, [e](T v) { return std::pow(v, e); });
+  });
+  return out;
+}
+
+Tensor affine(const Tensor& x, double scale, double shift) {
+  check_defined("affine", x, "x");
+  cpu_only("affine", x);
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
+  dispatch(x.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    T s = static_cast<T>(scale), t = static_cast<T>(shift);
+    map1<T>(out, x, [s, t](T v) { return v * s + t; });
+  });
+  return out;
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  check_same("where", a, b);
+  check_same("where", cond, a);
+  cpu_only("where", a);
+  Shape shape = broadcast_shapes("where", broadcast_shapes("where", cond.shape(), a.shape()), b.shape());
+  // where(c, a, b) = b + c' * (a - b) with c' = (c != 0) would lose precision; pick instead.
+  Tensor c = cond.expand(shape).contiguous(), ae = a.expand(shape).contiguous(),
+         be = b.expand(shape).contiguous();
+  Tensor out = Tensor::empty(shape, a.dtype(), a.device());
+  dispatch(a.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T *pc = c.data<T>(), *pa = ae.data<T>(), *pb = be.data<T>();
+    T* o = out.data<T>();
+    int64_t n = out.numel();
+#pragma omp parallel for if (n > kParallelGrain)
+    for (int64_t i = 0; i < n; ++i) o[i] = pc[i] != T(0) ? pa[i] : pb[i];
+  });
+  return out;
+}
+
+void add_(const Tensor& dst, const Tensor& src, double alpha) {
+  check_same("add_", dst, src);
+  cpu_only("add_", dst);
+  if (!dst.is_contiguous()) fail("add_: expected a contiguous destination, but got strides ", shape_str(dst.strides()));
+  if (broadcast_shapes("add_", dst.shape(), src.shape()) != dst.shape())
+    fail("add_: cannot add shape ", shape_str(src.shape()), " into ", shape_str(dst.shape()));
+  dispatch(dst.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    T al = static_cast<T>(alpha);
+    map2<T>(dst, dst, src, [al](T x, T y) { return x + al * y; });
+  });
+}
+
+void scale_(const Tensor& dst, double alpha) {
+  cpu_only("scale_", dst);
+  if (!dst.is_contiguous()) fail("scale_: expected a contiguous tensor");
+  dispatch(dst.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    T al = static_cast<T>(alpha);
+    map1<T>(dst, dst, [al](T x) { return x * al; });
+  });
+}
+
+bool all_finite(const Tensor& x) {
+  Tensor c = x.to(Device::cpu).contiguous();
+  bool ok = true;
+  dispatch(c.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T* p = c.data<T>();
+    int64_t n = c.numel();
+#pragma omp parallel for reduction(&& : ok) if (n > kParallelGrain)
+    for (int64_t i = 0; i < n; ++i) ok = ok && std::isfinite(p[i]);
+  });
+  return ok;
+}
+
+}  // namespace poslab::kernel

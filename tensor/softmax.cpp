@@ -1,0 +1,160 @@
+// softmax.cpp — softmax, log-softmax and cross-entropy along the last axis.
+//
+// Stability: every row subtracts its maximum first, so exp never overflows and the largest
+// term is exp(0) = 1 (the sum is >= 1, its log finite). Rows are independent: one OpenMP
+// task per row.
+#include <omp.h>
+
+#include <cmath>
+
+#include "tensor/ops.h"
+#include "tensor/strided.h"
+
+namespace poslab::kernel {
+namespace {
+
+void check_rows(const char* op, const Tensor& x) {
+  check_defined(op, x, "x");
+  if (x.device() != Device::cpu) fail(op, ": the cuda kernel is not built");
+  if (x.dim() < 1) fail(op, ": expected at least one dim, but got a scalar");
+}
+
+// y = softmax(x) per row (log_space: y = log softmax(x)).
+//   m = max_j x_j;  s = sum_j exp(x_j - m);  y_j = exp(x_j - m) / s  |  x_j - m - log s
+template <class T>
+void softmax_rows(const T* x, T* y, int64_t rows, int64_t n, bool log_space) {
+#pragma omp parallel for if (rows * n > kParallelGrain)
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * n;
+    T* yr = y + r * n;
+    T m = xr[0];
+    for (int64_t j = 1; j < n; ++j) m = xr[j] > m ? xr[j] : m;
+    double s = 0;
+    for (int64_t j = 0; j < n; ++j) s += std::exp(static_cast<double>(xr[j] - m));
+    if (log_space) {
+      T ls = static_cast<T>(std::log(s));
+      for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] - m - ls;
+    } else {
+      T inv = static_cast<T>(1.0 / s);
+      for (int64_t j = 0; j < n; ++j) yr[j] = std::exp(xr[j] - m) * inv;
+    }
+  }
+}
+
+Tensor rowwise(const char* op, const Tensor& x, bool log_space) {
+  check_rows(op, x);
+  Tensor xc = x.contiguous();
+  Tensor y = Tensor::empty(x.shape(), x.dtype());
+  int64_t n = x.size(-1);
+  if (n == 0 || x.numel() == 0) return y;
+  dispatch(x.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    softmax_rows<T>(xc.data<T>(), y.data<T>(), x.numel() / n, n, log_space);
+  });
+  return y;
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& x) { return rowwise("softmax", x, false); }
+Tensor log_softmax(const Tensor& x) { return rowwise("log_softmax", x, true); }
+
+// softmax:     dx_j = y_j (dy_j - sum_k dy_k y_k)
+// log_softmax: dx_j = dy_j - exp(y_j) sum_k dy_k
+Tensor softmax_backward(const Tensor& y, const Tensor& dy) { 
+  Tensor yc = y.contiguous(), dyc = dy.contiguous();
+  Tensor dx = Tensor::empty(y.shape(), y.dtype());
+  int64_t n = y.size(-1), rows = n ? y.numel() / n : 0;
+  dispatch(y.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T *py = yc.data<T>(), *pd = dyc.data<T>();
+    T* px = dx.data<T>();
+#pragma omp parallel for if (y.numel() > kParallelGrain)
+    for (int64_t r = 0; r < rows; ++r) {
+      double dot = 0;
+      for (int64_t j = 0; j < n; ++j) dot += static_cast<double>(pd[r * n + j]) * py[r * n + j];
+      for (int64_t j = 0; j < n; ++j)
+        px[r * n + j] = py[r * n + j] * (pd[r * n + j] - static_cast<T>(dot));
+    }
+  });
+  return dx;
+}
+
+Tensor log_softmax_backward(const Tensor& y, const Tensor& dy) {
+  Tensor yc = y.contiguous(), dyc = dy.contiguous();
+  Tensor dx = Tensor::empty(y.shape(), y.dtype());
+  int64_t n = y.size(-1), rows = n ? y.numel() / n : 0;
+  dispatch(y.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T *py = yc.data<T>(), *pd = dyc.data<T>();
+    T* px = dx.data<T>();
+#pragma omp parallel for if (y.numel() > kParallelGrain)
+    for (int64_t r = 0; r < rows; ++r) {
+      double s = 0;
+      for (int64_t j = 0; j < n; ++j) s += pd[r * n + j];
+      for (int64_t j = 0; j < n; ++j)
+        px[r * n + j] = pd[r * n + j] - std::exp(py[r * n + j]) * static_cast<T>(s);
+    }
+  });
+  return dx;
+}
+
+// loss = (1/N) sum_n [ log sum_v exp(z_nv) - z_n,t_n ]     (log-sum-exp with the max trick)
+Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Tensor* row_loss) {
+  check_rows("cross_entropy", logits);
+  if (logits.dim() != 2)
+    fail("cross_entropy: expected logits (N,V), but got ", shape_str(logits.shape()));
+  int64_t N = logits.size(0), V = logits.size(1);
+  if (static_cast<int64_t>(targets.data.size()) != N)
+    fail("cross_entropy: expected ", N, " targets for logits ", shape_str(logits.shape()),
+         ", but got ", targets.data.size());
+  if (N == 0) fail("cross_entropy: expected at least one row, but got logits ", shape_str(logits.shape()));
+  for (int64_t n = 0; n < N; ++n)
+    if (targets.data[n] < 0 || targets.data[n] >= V)
+      fail("cross_entropy: target ", targets.data[n], " at row ", n, " is outside [0, ", V, ")");
+  Tensor p = softmax(logits);
+  Tensor rl = Tensor::empty({N}, logits.dtype());
+  Tensor zc = logits.contiguous();
+  double total = 0;
+  dispatch(logits.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T *pz = zc.data<T>(), *pp = p.data<T>();
+    T* pl = rl.data<T>();
+#pragma omp parallel for reduction(+ : total) if (N * V > kParallelGrain)
+    for (int64_t n = 0; n < N; ++n) {
+      // -log p_t, computed from the logits for accuracy: lse(z) - z_t
+      const T* z = pz + n * V;
+      T m = z[0];
+      for (int64_t v = 1; v < V; ++v) m = z[v] > m ? z[v] : m;
+      double s = 0;
+      for (int64_t v = 0; v < V; ++v) s += std::exp(static_cast<double>(z[v] - m));
+      double l = std::log(s) + m - z[targets.data[n]];
+      pl[n] = static_cast<T>(l);
+      total += l;
+    }
+    (void)pp;
+  });
+  if (probs) *probs = p;
+  if (row_loss) *row_loss = rl;
+  return Tensor::full({}, total / N, logits.dtype());
+}
+
+// dz_nv = dloss * (p_nv - [v == t_n]) / N
+Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, double dloss) {
+  int64_t N = probs.size(0), V = probs.size(1);
+  Tensor dz = Tensor::empty(probs.shape(), probs.dtype());
+  dispatch(probs.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T* pp = probs.data<T>();
+    T* pd = dz.data<T>();
+    T s = static_cast<T>(dloss / N);
+#pragma omp parallel for if (N * V > kParallelGrain)
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t v = 0; v < V; ++v) pd[n * V + v] = pp[n * V + v] * s;
+      pd[n * V + targets.data[n]] -= s;
+    }
+  });
+  return dz;
+}
+
+}  // namespace poslab::kernel

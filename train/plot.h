@@ -1,0 +1,86 @@
+// plot.h — a small, dependency-free SVG plot writer for the study report.
+//
+// Three kinds of figure, each rendered to a complete SVG document (a std::string):
+//   render_line_plot     loss / metric curves; linear or log axes, legend, clipping at y_max
+//   render_scatter       points in the plane with equal aspect, e.g. RoPE rotations (cos, sin)
+//   render_heatmap       a matrix, row i top to bottom, column j left to right (attention maps)
+//   render_heatmap_grid  small multiples: several heatmaps on one shared colour scale
+//
+// Conventions shared by every figure
+//   - Output is deterministic: the same input gives the same bytes. Coordinates are printed
+//     with two decimals, independent of the C++ locale.
+//   - Non-finite values (NaN, ±inf) are skipped: a line plot shows a gap, a heatmap an empty
+//     cell. On a log axis, values <= 0 are skipped the same way.
+//   - All text (titles, labels, legend entries, colours) is XML-escaped; UTF-8 passes through.
+//   - Series without a colour take the next colour of the Okabe–Ito palette, which stays
+//     distinguishable under the common forms of colour blindness; the marker shape cycles too.
+//   - Heatmaps use the viridis scale (perceptually uniform, colour-blind safe, prints in grey).
+//
+// Axis layout (what the tests recompute). The plot area is the <rect class="plot-area">
+// in the output, spanning pixels [left, right] x [top, bottom]. A value v lands at
+//   linear axis:  px = left + (v - lo) / (hi - lo) * (right - left)
+//   log axis:     px = left + (ln v - ln lo) / (ln hi - ln lo) * (right - left)
+// (y axes run from bottom to top). A linear axis's [lo, hi] is the data range widened to
+// whole multiples of its tick step (steps 1, 2 or 5 times a power of ten). A log axis's
+// [lo, hi] is the data range widened by 4% of its log-span on each side (a factor of 2 each
+// side when all values are equal). If every value on a log axis is a power of two (context
+// lengths), ticks sit on powers of two, labelled 256, 512, 1k, 2k, 4k; otherwise ticks sit on
+// decades (1, 10, 100, 1k, or 10^6 outside [0.001, 1M)) with minor ticks at 2..9 per decade.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace poslab {
+
+// One curve or point set. x and y must have the same length.
+struct Series {
+  std::string label;  // legend entry; an empty label is left out of the legend
+  std::vector<double> x, y;
+  std::string color = "";  // any SVG colour ("#0072B2", "black"); "" = next palette colour
+  bool dashed = false;
+  bool markers = true;  // a marker at every finite point (turn off for long curves)
+};
+
+struct LinePlot {
+  std::string title, xlabel, ylabel;
+  bool log_x = false, log_y = false;
+  std::vector<Series> series;
+  double width = 640, height = 400;  // SVG size in pixels
+  // Values above y_max are drawn at y_max with an upward triangle, so one diverged run does
+  // not squash every other curve into the bottom of the plot.
+  std::optional<double> y_max;
+};
+std::string render_line_plot(const LinePlot& plot);
+
+// Equal aspect: one unit on x is as many pixels as one unit on y, so circles stay round.
+struct ScatterPlot {
+  std::string title, xlabel, ylabel;
+  std::vector<Series> series;
+  bool equal_aspect = true;
+  bool connect = true;      // join each series' points in order with a thin line
+  bool unit_circle = true;  // draw x^2 + y^2 = 1 as a grey reference
+  double width = 480, height = 480;
+};
+std::string render_scatter(const ScatterPlot& plot);
+
+// values[i][j] is drawn as the cell in row i (from the top) and column j (from the left).
+// All rows must have the same length. Values outside [vmin, vmax] take the end colour.
+struct Heatmap {
+  std::string title, xlabel, ylabel;
+  std::vector<std::vector<double>> values;
+  double vmin = 0, vmax = 1;
+  double width = 520, height = 460;  // cells stay square and fit inside this size
+};
+std::string render_heatmap(const Heatmap& map);
+
+// Small multiples: `panels` laid out left to right, top to bottom in `columns` columns, each
+// panel width x height as given in it, with one shared colour bar. Comparing colours across
+// panels only makes sense on one scale, so every panel must have the same vmin and vmax.
+std::string render_heatmap_grid(const std::string& title, const std::vector<Heatmap>& panels,
+                                int columns);
+
+// Writes text to a file; throws std::runtime_error naming the path if it cannot.
+void write_text_file(const std::string& path, const std::string& text);
+
+}  // namespace poslab
