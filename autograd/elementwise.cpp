@@ -46,16 +46,16 @@ Tensor div(const Tensor& a, const Tensor& b) {
   Tensor c = kernel::binary(BinaryOp::div, a, b);
   bool gb = b.requires_grad();
   Tensor sb = b.detach(), sc = gb ? c.detach() : Tensor();
-  return record("div", c, {&a, &b},
-                [sb, sc, gb, shape_a = a.shape(), shape_b = b.shape()](const Tensor& dc) {
-                  Tensor da = kernel::sum_to(kernel::binary(BinaryOp::div, dc, sb), shape_a);
-                  Tensor db;
-                  if (gb) {
-                    Tensor t = kernel::binary(BinaryOp::div, kernel::binary(BinaryOp::mul, dc, sc), sb);
-                    db = kernel::sum_to(kernel::unary(UnaryOp::neg, t), shape_b);
-                  }
-                  return std::vector<Tensor>{da, db};
-                });
+  return record(
+      "div", c, {&a, &b}, [sb, sc, gb, shape_a = a.shape(), shape_b = b.shape()](const Tensor& dc) {
+        Tensor da = kernel::sum_to(kernel::binary(BinaryOp::div, dc, sb), shape_a);
+        Tensor db;
+        if (gb) {
+          Tensor t = kernel::binary(BinaryOp::div, kernel::binary(BinaryOp::mul, dc, sc), sb);
+          db = kernel::sum_to(kernel::unary(UnaryOp::neg, t), shape_b);
+        }
+        return std::vector<Tensor>{da, db};
+      });
 }
 
 // y = s x:  dx = s dy
@@ -133,7 +133,11 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
                 });
 }
 
-Tensor gt(const Tensor& a, const Tensor& b) { return kernel::binary(BinaryOp::gt, a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return kernel::binary(BinaryOp::lt, a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) {
+  return kernel::binary(BinaryOp::gt, a, b);
+}
+Tensor lt(const Tensor& a, const Tensor& b) {
+  return kernel::binary(BinaryOp::lt, a, b);
+}
 
 }  // namespace poslab

@@ -20,10 +20,18 @@ thread_local bool g_grad_enabled = true;
 bool g_detect_anomaly = false;
 }  // namespace
 
-bool grad_enabled() { return g_grad_enabled; }
-NoGrad::NoGrad() : prev_(g_grad_enabled) { g_grad_enabled = false; }
-NoGrad::~NoGrad() { g_grad_enabled = prev_; }
-void set_detect_anomaly(bool on) { g_detect_anomaly = on; }
+bool grad_enabled() {
+  return g_grad_enabled;
+}
+NoGrad::NoGrad() : prev_(g_grad_enabled) {
+  g_grad_enabled = false;
+}
+NoGrad::~NoGrad() {
+  g_grad_enabled = prev_;
+}
+void set_detect_anomaly(bool on) {
+  g_detect_anomaly = on;
+}
 
 bool any_requires_grad(std::initializer_list<const Tensor*> inputs) {
   if (!g_grad_enabled) return false;
@@ -62,8 +70,9 @@ static void accumulate(AutogradMeta& m, const Tensor& g) {
 
 void backward(const Tensor& root, const Tensor& grad) {
   if (!root.requires_grad())
-    fail("backward: the tensor does not require grad (no parameter with requires_grad reached it, "
-         "or it was computed under NoGrad)");
+    fail(
+        "backward: the tensor does not require grad (no parameter with requires_grad reached it, "
+        "or it was computed under NoGrad)");
   if (!grad.defined() && root.numel() != 1)
     fail("backward: expected a scalar (one-element) loss or an explicit gradient, but got shape ",
          shape_str(root.shape()));
@@ -92,7 +101,8 @@ void backward(const Tensor& root, const Tensor& grad) {
 
   // 2-4. reverse sweep
   NoGrad no_grad;  // backward formulas are not themselves recorded
-  accumulate(*root.meta(), grad.defined() ? grad : Tensor::ones(root.shape(), root.dtype(), root.device()));
+  accumulate(*root.meta(),
+             grad.defined() ? grad : Tensor::ones(root.shape(), root.dtype(), root.device()));
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     AutogradMeta* m = it->get();
     if (!m->grad_fn) continue;  // a leaf: its gradient stays
@@ -105,8 +115,9 @@ void backward(const Tensor& root, const Tensor& grad) {
     for (size_t i = 0; i < node->inputs.size(); ++i) {
       if (!node->inputs[i] || i >= grads.size() || !grads[i].defined()) continue;
       if (grads[i].shape() != node->input_shapes[i])
-        fail("backward: ", node->name, " returned a gradient of shape ", shape_str(grads[i].shape()),
-             " for input ", i, " of shape ", shape_str(node->input_shapes[i]));
+        fail("backward: ", node->name, " returned a gradient of shape ",
+             shape_str(grads[i].shape()), " for input ", i, " of shape ",
+             shape_str(node->input_shapes[i]));
       if (g_detect_anomaly && !kernel::all_finite(grads[i]))
         fail("backward: detect_anomaly: ", node->name, " produced a non-finite gradient for input ",
              i, " of shape ", shape_str(node->input_shapes[i]));

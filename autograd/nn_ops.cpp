@@ -43,15 +43,14 @@ Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps)
   Tensor y = kernel::layer_norm(x, w, b, eps, &mean, &rstd);
   bool gx = x.requires_grad(), gw = w.requires_grad(), gb = b.requires_grad();
   Tensor sx = x.detach(), sw = w.detach();
-  return record("layer_norm", y, {&x, &w, &b},
-                [sx, sw, mean, rstd, gx, gw, gb](const Tensor& dy) {
-                  Tensor dx, dw, db;
-                  kernel::layer_norm_backward(sx, sw, mean, rstd, dy, &dx, &dw, &db);
-                  if (!gx) dx = Tensor();
-                  if (!gw) dw = Tensor();
-                  if (!gb) db = Tensor();
-                  return std::vector<Tensor>{dx, dw, db};
-                });
+  return record("layer_norm", y, {&x, &w, &b}, [sx, sw, mean, rstd, gx, gw, gb](const Tensor& dy) {
+    Tensor dx, dw, db;
+    kernel::layer_norm_backward(sx, sw, mean, rstd, dy, &dx, &dw, &db);
+    if (!gx) dx = Tensor();
+    if (!gw) dw = Tensor();
+    if (!gb) db = Tensor();
+    return std::vector<Tensor>{dx, dw, db};
+  });
 }
 
 // out[n] = table[ids[n]]. Saved: ids.

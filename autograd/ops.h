@@ -13,8 +13,8 @@ Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
-Tensor scale(const Tensor& x, double s);   // x * s
-Tensor shift(const Tensor& x, double s);   // x + s
+Tensor scale(const Tensor& x, double s);  // x * s
+Tensor shift(const Tensor& x, double s);  // x + s
 Tensor neg(const Tensor& x);
 Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);

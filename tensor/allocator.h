@@ -9,7 +9,7 @@
 
 namespace poslab {
 
-void* cpu_allocate(size_t bytes);           // size is rounded up to a bucket internally
+void* cpu_allocate(size_t bytes);            // size is rounded up to a bucket internally
 void cpu_deallocate(void* p, size_t bytes);  // bytes: the size passed to cpu_allocate
 
 }  // namespace poslab

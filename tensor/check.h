@@ -23,7 +23,7 @@ template <class... Args>
 }  // namespace poslab
 
 // POSLAB_CHECK(cond, parts...) throws std::runtime_error(parts...) when cond is false.
-#define POSLAB_CHECK(cond, ...)                 \
-  do {                                          \
-    if (!(cond)) ::poslab::fail(__VA_ARGS__);   \
+#define POSLAB_CHECK(cond, ...)               \
+  do {                                        \
+    if (!(cond)) ::poslab::fail(__VA_ARGS__); \
   } while (0)

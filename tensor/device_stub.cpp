@@ -5,7 +5,8 @@
 namespace poslab {
 
 static void no_cuda(const char* what) {
-  fail(what, ": this poslab was built without CUDA (nvcc not found at configure time); "
+  fail(what,
+       ": this poslab was built without CUDA (nvcc not found at configure time); "
        "use --device cpu, or install the CUDA toolkit and rebuild");
 }
 
@@ -14,7 +15,11 @@ void* cuda_allocate(size_t) {
   return nullptr;
 }
 void cuda_deallocate(void*, size_t) {}
-void cuda_copy(void*, const void*, size_t, Device, Device) { no_cuda("cuda copy"); }
-bool cuda_available() { return false; }
+void cuda_copy(void*, const void*, size_t, Device, Device) {
+  no_cuda("cuda copy");
+}
+bool cuda_available() {
+  return false;
+}
 
 }  // namespace poslab

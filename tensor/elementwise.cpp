@@ -14,20 +14,29 @@ namespace poslab::kernel {
 namespace {
 
 void cpu_only(const char* op, const Tensor& t) {
-  if (t.device() != Device::cpu) fail(op, ": the ", device_name(t.device()), " kernel is not built");
+  if (t.device() != Device::cpu)
+    fail(op, ": the ", device_name(t.device()), " kernel is not built");
 }
 
 template <class T>
 T apply(BinaryOp op, T x, T y) {
   switch (op) {
-    case BinaryOp::add: return x + y;
-    case BinaryOp::sub: return x - y;
-    case BinaryOp::mul: return x * y;
-    case BinaryOp::div: return x / y;
-    case BinaryOp::maximum: return x > y ? x : y;
-    case BinaryOp::gt: return x > y ? T(1) : T(0);
-    case BinaryOp::lt: return x < y ? T(1) : T(0);
-    case BinaryOp::eq: return x == y ? T(1) : T(0);
+    case BinaryOp::add:
+      return x + y;
+    case BinaryOp::sub:
+      return x - y;
+    case BinaryOp::mul:
+      return x * y;
+    case BinaryOp::div:
+      return x / y;
+    case BinaryOp::maximum:
+      return x > y ? x : y;
+    case BinaryOp::gt:
+      return x > y ? T(1) : T(0);
+    case BinaryOp::lt:
+      return x < y ? T(1) : T(0);
+    case BinaryOp::eq:
+      return x == y ? T(1) : T(0);
   }
   return 0;
 }
@@ -35,12 +44,18 @@ T apply(BinaryOp op, T x, T y) {
 template <class T>
 T apply(UnaryOp op, T x) {
   switch (op) {
-    case UnaryOp::neg: return -x;
-    case UnaryOp::exp: return std::exp(x);
-    case UnaryOp::log: return std::log(x);
-    case UnaryOp::tanh: return std::tanh(x);
-    case UnaryOp::sqrt: return std::sqrt(x);
-    case UnaryOp::abs: return std::abs(x);
+    case UnaryOp::neg:
+      return -x;
+    case UnaryOp::exp:
+      return std::exp(x);
+    case UnaryOp::log:
+      return std::log(x);
+    case UnaryOp::tanh:
+      return std::tanh(x);
+    case UnaryOp::sqrt:
+      return std::sqrt(x);
+    case UnaryOp::abs:
+      return std::abs(x);
   }
   return 0;
 }
@@ -94,11 +109,16 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   dispatch(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
     switch (op) {  // one instantiation per op keeps the inner loop branch-free
-      case BinaryOp::add: return map2<T>(out, a, b, [](T x, T y) { return x + y; });
-      case BinaryOp::sub: return map2<T>(out, a, b, [](T x, T y) { return x - y; });
-      case BinaryOp::mul: return map2<T>(out, a, b, [](T x, T y) { return x * y; });
-      case BinaryOp::div: return map2<T>(out, a, b, [](T x, T y) { return x / y; });
-      default: return map2<T>(out, a, b, [op](T x, T y) { return apply(op, x, y); });
+      case BinaryOp::add:
+        return map2<T>(out, a, b, [](T x, T y) { return x + y; });
+      case BinaryOp::sub:
+        return map2<T>(out, a, b, [](T x, T y) { return x - y; });
+      case BinaryOp::mul:
+        return map2<T>(out, a, b, [](T x, T y) { return x * y; });
+      case BinaryOp::div:
+        return map2<T>(out, a, b, [](T x, T y) { return x / y; });
+      default:
+        return map2<T>(out, a, b, [op](T x, T y) { return apply(op, x, y); });
     }
   });
   return out;
@@ -143,7 +163,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   check_same("where", a, b);
   check_same("where", cond, a);
   cpu_only("where", a);
-  Shape shape = broadcast_shapes("where", broadcast_shapes("where", cond.shape(), a.shape()), b.shape());
+  Shape shape =
+      broadcast_shapes("where", broadcast_shapes("where", cond.shape(), a.shape()), b.shape());
   // where(c, a, b) = b + c' * (a - b) with c' = (c != 0) would lose precision; pick instead.
   Tensor c = cond.expand(shape).contiguous(), ae = a.expand(shape).contiguous(),
          be = b.expand(shape).contiguous();
@@ -162,7 +183,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 void add_(const Tensor& dst, const Tensor& src, double alpha) {
   check_same("add_", dst, src);
   cpu_only("add_", dst);
-  if (!dst.is_contiguous()) fail("add_: expected a contiguous destination, but got strides ", shape_str(dst.strides()));
+  if (!dst.is_contiguous())
+    fail("add_: expected a contiguous destination, but got strides ", shape_str(dst.strides()));
   if (broadcast_shapes("add_", dst.shape(), src.shape()) != dst.shape())
     fail("add_: cannot add shape ", shape_str(src.shape()), " into ", shape_str(dst.shape()));
   dispatch(dst.dtype(), [&](auto zero) {

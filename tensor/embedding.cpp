@@ -24,7 +24,8 @@ static void check_ids(const char* op, const Ids& ids, int64_t V) {
 Tensor embedding(const Tensor& table, const Ids& ids) {
   check_defined("embedding", table, "table");
   if (table.device() != Device::cpu) fail("embedding: the cuda kernel is not built");
-  if (table.dim() != 2) fail("embedding: expected a table (V,C), but got ", shape_str(table.shape()));
+  if (table.dim() != 2)
+    fail("embedding: expected a table (V,C), but got ", shape_str(table.shape()));
   int64_t V = table.size(0), C = table.size(1);
   check_ids("embedding", ids, V);
   Shape shape = ids.shape;
@@ -37,7 +38,8 @@ Tensor embedding(const Tensor& table, const Ids& ids) {
     const T* pt = tc.data<T>();
     T* po = out.data<T>();
 #pragma omp parallel for if (n * C > kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) std::copy(pt + ids.data[i] * C, pt + (ids.data[i] + 1) * C, po + i * C);
+    for (int64_t i = 0; i < n; ++i)
+      std::copy(pt + ids.data[i] * C, pt + (ids.data[i] + 1) * C, po + i * C);
   });
   return out;
 }

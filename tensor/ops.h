@@ -26,8 +26,8 @@ enum class BinaryOp { add, sub, mul, div, maximum, gt, lt, eq };
 enum class UnaryOp { neg, exp, log, tanh, sqrt, abs };
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
 Tensor unary(UnaryOp op, const Tensor& x);
-Tensor pow_scalar(const Tensor& x, double p);                 // x^p
-Tensor affine(const Tensor& x, double scale, double shift);   // x*scale + shift
+Tensor pow_scalar(const Tensor& x, double p);                        // x^p
+Tensor affine(const Tensor& x, double scale, double shift);          // x*scale + shift
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);  // cond != 0 ? a : b
 void add_(const Tensor& dst, const Tensor& src, double alpha = 1);   // dst += alpha*src
 void scale_(const Tensor& dst, double alpha);                        // dst *= alpha
@@ -37,7 +37,7 @@ bool all_finite(const Tensor& x);
 Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim);  // {} = all axes
 Tensor sum_to(const Tensor& x, const Shape& shape);  // undo broadcasting by summing
 Tensor max(const Tensor& x, int64_t axis, bool keepdim);
-double sum_squares(const Tensor& x);                 // for the global grad norm
+double sum_squares(const Tensor& x);  // for the global grad norm
 
 // ---- matrix products (matmul.cpp) through cblas_?gemm ----
 // (...,M,K) @ (...,K,N) -> (...,M,N); batch dims broadcast; transposed operands (stride 1 on

@@ -56,7 +56,8 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
   // Leading dims reduced on a contiguous x (bias gradients): column sums, no copy.
   int64_t lead = 0;
   while (lead < x.dim() && red[lead]) ++lead;
-  bool leading_only = lead > 0 && std::none_of(red.begin() + lead, red.end(), [](bool r) { return r; });
+  bool leading_only =
+      lead > 0 && std::none_of(red.begin() + lead, red.end(), [](bool r) { return r; });
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
     T* o = out.data<T>();

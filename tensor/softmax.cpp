@@ -56,12 +56,16 @@ Tensor rowwise(const char* op, const Tensor& x, bool log_space) {
 
 }  // namespace
 
-Tensor softmax(const Tensor& x) { return rowwise("softmax", x, false); }
-Tensor log_softmax(const Tensor& x) { return rowwise("log_softmax", x, true); }
+Tensor softmax(const Tensor& x) {
+  return rowwise("softmax", x, false);
+}
+Tensor log_softmax(const Tensor& x) {
+  return rowwise("log_softmax", x, true);
+}
 
 // softmax:     dx_j = y_j (dy_j - sum_k dy_k y_k)
 // log_softmax: dx_j = dy_j - exp(y_j) sum_k dy_k
-Tensor softmax_backward(const Tensor& y, const Tensor& dy) { 
+Tensor softmax_backward(const Tensor& y, const Tensor& dy) {
   Tensor yc = y.contiguous(), dyc = dy.contiguous();
   Tensor dx = Tensor::empty(y.shape(), y.dtype());
   int64_t n = y.size(-1), rows = n ? y.numel() / n : 0;
@@ -108,7 +112,8 @@ Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Te
   if (static_cast<int64_t>(targets.data.size()) != N)
     fail("cross_entropy: expected ", N, " targets for logits ", shape_str(logits.shape()),
          ", but got ", targets.data.size());
-  if (N == 0) fail("cross_entropy: expected at least one row, but got logits ", shape_str(logits.shape()));
+  if (N == 0)
+    fail("cross_entropy: expected at least one row, but got logits ", shape_str(logits.shape()));
   for (int64_t n = 0; n < N; ++n)
     if (targets.data[n] < 0 || targets.data[n] >= V)
       fail("cross_entropy: target ", targets.data[n], " at row ", n, " is outside [0, ", V, ")");

@@ -40,8 +40,7 @@ Shape contiguous_strides(const Shape& shape) {
 Shape broadcast_strides(const Tensor& t, const Shape& shape) {
   Shape st(shape.size(), 0);
   int64_t lead = static_cast<int64_t>(shape.size()) - t.dim();
-  for (int64_t d = 0; d < t.dim(); ++d)
-    st[lead + d] = t.shape()[d] == 1 ? 0 : t.strides()[d];
+  for (int64_t d = 0; d < t.dim(); ++d) st[lead + d] = t.shape()[d] == 1 ? 0 : t.strides()[d];
   return st;
 }
 
@@ -59,7 +58,8 @@ Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
 }
 
 void check_defined(const char* op, const Tensor& t, const char* name) {
-  if (!t.defined()) fail(op, ": expected a defined tensor for ", name, ", but got an undefined one");
+  if (!t.defined())
+    fail(op, ": expected a defined tensor for ", name, ", but got an undefined one");
 }
 
 void check_same(const char* op, const Tensor& a, const Tensor& b) {
@@ -115,7 +115,9 @@ uint64_t Generator::next_u64() {  // xoshiro256** (Blackman & Vigna, 2018)
   return result;
 }
 
-double Generator::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+double Generator::uniform() {
+  return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
+}
 
 double Generator::normal() {
   if (has_spare_) {
@@ -177,7 +179,9 @@ Tensor Tensor::full(const Shape& shape, double value, DType dtype, Device device
   t.fill_(value);
   return t;
 }
-Tensor Tensor::scalar(double value, DType dtype) { return full({}, value, dtype); }
+Tensor Tensor::scalar(double value, DType dtype) {
+  return full({}, value, dtype);
+}
 
 Tensor Tensor::arange(int64_t n, DType dtype) {
   std::vector<double> v(n);
@@ -214,7 +218,8 @@ Tensor Tensor::uniform(const Shape& shape, Generator& gen, double lo, double hi,
 
 int64_t Tensor::size(int64_t d) const {
   int64_t n = dim();
-  if (d < -n || d >= n) fail("Tensor::size: dim ", d, " out of range for shape ", shape_str(shape_));
+  if (d < -n || d >= n)
+    fail("Tensor::size: dim ", d, " out of range for shape ", shape_str(shape_));
   return shape_[d < 0 ? d + n : d];
 }
 
@@ -322,8 +327,15 @@ static bool view_strides(const Shape& old_shape, const Shape& old_strides, const
   size_t i = 0, j = 0;
   while (i < old_shape.size() || j < shape.size()) {
     // skip size-1 dims on either side
-    if (i < old_shape.size() && old_shape[i] == 1) { ++i; continue; }
-    if (j < shape.size() && shape[j] == 1) { strides[j] = 1; ++j; continue; }
+    if (i < old_shape.size() && old_shape[i] == 1) {
+      ++i;
+      continue;
+    }
+    if (j < shape.size() && shape[j] == 1) {
+      strides[j] = 1;
+      ++j;
+      continue;
+    }
     if (i >= old_shape.size() || j >= shape.size()) return false;
     size_t i0 = i, j0 = j;
     int64_t a = old_shape[i++], b = shape[j++];
@@ -461,9 +473,11 @@ void cuda_copy(void* dst, const void* src, size_t bytes, Device dst_dev, Device 
 void Tensor::copy_(const Tensor& src) {
   check_same("copy_", *this, src.device() == device_ ? src : src.to(device_));
   if (src.device() != device_) return copy_(src.to(device_));
-  if (device_ != Device::cpu) fail("copy_: strided copies on ", device_name(device_), " are not built");
+  if (device_ != Device::cpu)
+    fail("copy_: strided copies on ", device_name(device_), " are not built");
   Shape sst = broadcast_strides(src, shape_);
-  if (src.dim() > dim()) fail("copy_: cannot copy shape ", shape_str(src.shape()), " into ", shape_str(shape_));
+  if (src.dim() > dim())
+    fail("copy_: cannot copy shape ", shape_str(src.shape()), " into ", shape_str(shape_));
   broadcast_shapes("copy_", shape_, src.shape());
   int64_t n = numel();
   if (n == 0) return;
@@ -547,8 +561,12 @@ Tensor& Tensor::set_requires_grad(bool on) {
   return *this;
 }
 
-Tensor Tensor::grad() const { return meta_ && meta_->grad ? *meta_->grad : Tensor(); }
+Tensor Tensor::grad() const {
+  return meta_ && meta_->grad ? *meta_->grad : Tensor();
+}
 
-Tensor Tensor::detach() const { return with_layout(shape_, strides_, offset_); }
+Tensor Tensor::detach() const {
+  return with_layout(shape_, strides_, offset_);
+}
 
 }  // namespace poslab

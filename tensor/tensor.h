@@ -70,10 +70,10 @@ class Tensor;
 // freed as soon as its grad_fn has used it.
 struct AutogradMeta {
   bool requires_grad = false;
-  std::shared_ptr<Tensor> grad;    // accumulated gradient (same shape), or null
-  std::shared_ptr<Node> grad_fn;   // the op that produced this tensor, null for a leaf
-  bool graph_freed = false;        // set once backward() has consumed grad_fn
-  std::string name;                // optional, for error messages ("transformer.wte.weight")
+  std::shared_ptr<Tensor> grad;   // accumulated gradient (same shape), or null
+  std::shared_ptr<Node> grad_fn;  // the op that produced this tensor, null for a leaf
+  bool graph_freed = false;       // set once backward() has consumed grad_fn
+  std::string name;               // optional, for error messages ("transformer.wte.weight")
 };
 
 class Tensor {
@@ -115,9 +115,9 @@ class Tensor {
   void* raw_data() const;
 
   // ---- element access (slow; for tests and printing) ----
-  double item() const;                       // a one-element tensor's value
-  double at(const Shape& index) const;       // value at a multi-index
-  std::vector<double> to_vector() const;     // all values in row-major order
+  double item() const;                    // a one-element tensor's value
+  double at(const Shape& index) const;    // value at a multi-index
+  std::vector<double> to_vector() const;  // all values in row-major order
 
   // ---- views: share storage, no copy ----
   Tensor reshape(const Shape& shape) const;  // a view when strides allow, else a copy
@@ -140,15 +140,15 @@ class Tensor {
   // ---- autograd (see autograd/) ----
   bool requires_grad() const { return meta_ && meta_->requires_grad; }
   Tensor& set_requires_grad(bool on);
-  Tensor grad() const;                 // undefined when no gradient has been accumulated
-  Tensor detach() const;               // same storage, no autograd history
+  Tensor grad() const;    // undefined when no gradient has been accumulated
+  Tensor detach() const;  // same storage, no autograd history
   bool is_leaf() const { return !meta_ || !meta_->grad_fn; }
   const std::shared_ptr<AutogradMeta>& meta() const { return meta_; }
   void set_meta(std::shared_ptr<AutogradMeta> m) { meta_ = std::move(m); }
 
  private:
-  Tensor(std::shared_ptr<Storage> storage, Shape shape, Shape strides, int64_t offset,
-         DType dtype, Device device);
+  Tensor(std::shared_ptr<Storage> storage, Shape shape, Shape strides, int64_t offset, DType dtype,
+         Device device);
   Tensor with_layout(Shape shape, Shape strides, int64_t offset) const;
 
   std::shared_ptr<Storage> storage_;

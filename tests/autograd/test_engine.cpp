@@ -51,7 +51,9 @@ TEST_CASE("intermediate gradients and saved tensors are freed after backward", "
 TEST_CASE("backward on a non-scalar needs a gradient", "[autograd][errors]") {
   Tensor x = leaf({1, 2}, {2});
   Tensor y = mul(x, x);
-  REQUIRE_THROWS_WITH(backward(y), Contains("expected a scalar (one-element) loss or an explicit gradient, but got shape (2)"));
+  REQUIRE_THROWS_WITH(
+      backward(y),
+      Contains("expected a scalar (one-element) loss or an explicit gradient, but got shape (2)"));
   backward(y, Tensor::from_vector({1, 10}, {2}, DType::f64));
   REQUIRE(x.grad().to_vector() == std::vector<double>{2, 40});
   REQUIRE_THROWS_WITH(backward(sum(Tensor::zeros({2}))), Contains("does not require grad"));

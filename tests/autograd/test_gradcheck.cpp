@@ -31,7 +31,8 @@ TEST_CASE("gradcheck: unary ops", "[gradcheck]") {
   REQUIRE_GRADCHECK("sqrt", [](auto& v) { return sqrt(v[0]); }, {p});
   REQUIRE_GRADCHECK("pow", [](auto& v) { return pow(v[0], 2.5); }, {p});
   Tensor cond = Tensor::from_vector({1, 0, 0, 1}, {4}, DType::f64);
-  REQUIRE_GRADCHECK("where", [cond](auto& v) { return where(cond, v[0], v[1]); }, {x, rand_leaf({4}, 6)});
+  REQUIRE_GRADCHECK("where", [cond](auto& v) { return where(cond, v[0], v[1]); },
+                    {x, rand_leaf({4}, 6)});
 }
 
 TEST_CASE("gradcheck: reductions", "[gradcheck]") {
@@ -46,7 +47,8 @@ TEST_CASE("gradcheck: reductions", "[gradcheck]") {
 TEST_CASE("gradcheck: views and non-contiguous inputs", "[gradcheck]") {
   Tensor x = rand_leaf({2, 3, 4}, 8);
   REQUIRE_GRADCHECK("reshape", [](auto& v) { return reshape(v[0], {6, 4}); }, {x});
-  REQUIRE_GRADCHECK("transpose", [](auto& v) { return mul(transpose(v[0], 0, 2), transpose(v[0], 0, 2)); }, {x});
+  REQUIRE_GRADCHECK("transpose",
+                    [](auto& v) { return mul(transpose(v[0], 0, 2), transpose(v[0], 0, 2)); }, {x});
   REQUIRE_GRADCHECK("permute", [](auto& v) { return contiguous(permute(v[0], {2, 0, 1})); }, {x});
   REQUIRE_GRADCHECK("slice", [](auto& v) { return slice(v[0], 2, 1, 4, 2); }, {x});
   REQUIRE_GRADCHECK("expand", [](auto& v) { return expand(v[0], {5, 2, 3, 4}); }, {x});
@@ -61,7 +63,8 @@ TEST_CASE("gradcheck: matmul and linear", "[gradcheck]") {
   Tensor c = rand_leaf({1, 3, 4}, 12);
   REQUIRE_GRADCHECK("matmul broadcast batch", [](auto& v) { return matmul(v[0], v[1]); }, {c, bb});
   REQUIRE_GRADCHECK("matmul transposed operand",
-                    [](auto& v) { return matmul(v[0], transpose(v[1], 0, 1)); }, {a, rand_leaf({5, 4}, 13)});
+                    [](auto& v) { return matmul(v[0], transpose(v[1], 0, 1)); },
+                    {a, rand_leaf({5, 4}, 13)});
   Tensor x = rand_leaf({2, 3, 4}, 14), w = rand_leaf({5, 4}, 15), bias = rand_leaf({5}, 16);
   REQUIRE_GRADCHECK("linear", [](auto& v) { return linear(v[0], v[1], v[2]); }, {x, w, bias});
   REQUIRE_GRADCHECK("linear no bias", [](auto& v) { return linear(v[0], v[1], Tensor()); }, {x, w});
@@ -78,7 +81,9 @@ TEST_CASE("gradcheck: nn ops", "[gradcheck]") {
   Ids ids{{3, 0, 3, 6, 1, 3}, {2, 3}};
   REQUIRE_GRADCHECK("embedding", [ids](auto& v) { return embedding(v[0], ids); }, {table});
   Ids targets{{1, 4, 0}, {3}};
-  REQUIRE_GRADCHECK("cross_entropy", [targets](auto& v) { return cross_entropy(v[0], targets); }, {x});
+  REQUIRE_GRADCHECK("cross_entropy", [targets](auto& v) { return cross_entropy(v[0], targets); },
+                    {x});
   // the same through a non-contiguous input
-  REQUIRE_GRADCHECK("softmax of transpose", [](auto& v) { return softmax(transpose(v[0], 0, 1)); }, {x});
+  REQUIRE_GRADCHECK("softmax of transpose", [](auto& v) { return softmax(transpose(v[0], 0, 1)); },
+                    {x});
 }

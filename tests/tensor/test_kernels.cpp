@@ -22,7 +22,8 @@ TEST_CASE("binary ops broadcast like NumPy", "[kernels]") {
   REQUIRE(binary(BinaryOp::sub, b, c).shape() == Shape{2, 3});
   REQUIRE(binary(BinaryOp::div, a, Tensor::scalar(2)).to_vector() ==
           std::vector<double>{0.5, 1, 1.5, 2, 2.5, 3});
-  REQUIRE(binary(BinaryOp::gt, a, vec({3}, {1})).to_vector() == std::vector<double>{0, 0, 0, 1, 1, 1});
+  REQUIRE(binary(BinaryOp::gt, a, vec({3}, {1})).to_vector() ==
+          std::vector<double>{0, 0, 0, 1, 1, 1});
 }
 
 TEST_CASE("elementwise ops read non-contiguous inputs", "[kernels]") {
@@ -52,7 +53,8 @@ TEST_CASE("sum, mean and max along axes", "[kernels]") {
   REQUIRE(sum_to(a, {3, 1}).to_vector() == std::vector<double>{60, 92, 124});
   Tensor m = max(vec({1, 7, 3, 9, 2, 4}, {2, 3}), 1, false);
   REQUIRE(m.to_vector() == std::vector<double>{7, 9});
-  REQUIRE(max(vec({1, 7, 3, 9, 2, 4}, {2, 3}), 0, true).to_vector() == std::vector<double>{9, 7, 4});
+  REQUIRE(max(vec({1, 7, 3, 9, 2, 4}, {2, 3}), 0, true).to_vector() ==
+          std::vector<double>{9, 7, 4});
 }
 
 static std::vector<double> naive_matmul(const Tensor& a, const Tensor& b) {
@@ -76,12 +78,14 @@ TEST_CASE("matmul equals a naive loop, also for transposed and batched operands"
   auto got2 = matmul(at.transpose(0, 1), bt.transpose(0, 1)).to_vector();
   for (size_t i = 0; i < ref2.size(); ++i) REQUIRE(got2[i] == Approx(ref2[i]).epsilon(1e-12));
   // batch (2,1) x (3): broadcast to (2,3) batches
-  Tensor A = Tensor::randn({2, 1, 4, 5}, g, 1, DType::f64), B = Tensor::randn({3, 5, 2}, g, 1, DType::f64);
+  Tensor A = Tensor::randn({2, 1, 4, 5}, g, 1, DType::f64),
+         B = Tensor::randn({3, 5, 2}, g, 1, DType::f64);
   Tensor C = matmul(A, B);
   REQUIRE(C.shape() == Shape{2, 3, 4, 2});
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 3; ++j) {
-      auto r = naive_matmul(A.slice(0, i, i + 1).reshape({4, 5}), B.slice(0, j, j + 1).reshape({5, 2}));
+      auto r =
+          naive_matmul(A.slice(0, i, i + 1).reshape({4, 5}), B.slice(0, j, j + 1).reshape({5, 2}));
       auto c = C.slice(0, i, i + 1).slice(1, j, j + 1).reshape({8}).to_vector();
       for (int k = 0; k < 8; ++k) REQUIRE(c[k] == Approx(r[k]).epsilon(1e-12));
     }
@@ -89,14 +93,17 @@ TEST_CASE("matmul equals a naive loop, also for transposed and batched operands"
   Tensor X = Tensor::randn({2, 3, 5}, g, 1, DType::f64);
   Tensor Y = matmul(X, B.slice(0, 0, 1).reshape({5, 2}));
   REQUIRE(Y.shape() == Shape{2, 3, 2});
-  REQUIRE_THROWS_WITH(matmul(a, a), Contains("matmul: expected (...,M,K) @ (...,K,N), but got (5,7) @ (5,7)"));
+  REQUIRE_THROWS_WITH(matmul(a, a),
+                      Contains("matmul: expected (...,M,K) @ (...,K,N), but got (5,7) @ (5,7)"));
 }
 
 TEST_CASE("linear is x W^T + b", "[kernels]") {
-  Tensor x = vec({1, 2, 3, 4}, {2, 2}), w = vec({1, 0, 1, 1, 2, -1}, {3, 2}), b = vec({1, 2, 3}, {3});
+  Tensor x = vec({1, 2, 3, 4}, {2, 2}), w = vec({1, 0, 1, 1, 2, -1}, {3, 2}),
+         b = vec({1, 2, 3}, {3});
   // row (1,2): W rows (1,0)->1, (1,1)->3, (2,-1)->0 ; plus bias
   REQUIRE(linear(x, w, b).to_vector() == std::vector<double>{2, 5, 3, 4, 9, 5});
-  REQUIRE_THROWS_WITH(linear(x, w.transpose(0, 1), b), Contains("linear: expected x (...,in) and W (out,in)"));
+  REQUIRE_THROWS_WITH(linear(x, w.transpose(0, 1), b),
+                      Contains("linear: expected x (...,in) and W (out,in)"));
 }
 
 TEST_CASE("softmax and log-softmax are stable and match the closed form", "[kernels]") {
@@ -117,8 +124,9 @@ TEST_CASE("cross-entropy of uniform logits is log V", "[kernels]") {
   REQUIRE(cross_entropy(logits, t, &probs, &rows).item() == Approx(std::log(10.0)));
   REQUIRE(rows.to_vector()[2] == Approx(std::log(10.0)));
   // a hand-worked row: logits (0, ln 3), target 1 -> -log(3/4)
-  REQUIRE(cross_entropy(vec({0, std::log(3.0)}, {1, 2}, DType::f64), Ids{{1}, {1}}, nullptr).item() ==
-          Approx(-std::log(0.75)));
+  REQUIRE(
+      cross_entropy(vec({0, std::log(3.0)}, {1, 2}, DType::f64), Ids{{1}, {1}}, nullptr).item() ==
+      Approx(-std::log(0.75)));
   REQUIRE_THROWS_WITH(cross_entropy(logits, Ids{{0, 3, 10, 5}, {4}}, nullptr),
                       Contains("target 10 at row 2 is outside [0, 10)"));
 }
@@ -148,6 +156,7 @@ TEST_CASE("embedding gathers rows and scatter-adds repeated ids", "[kernels]") {
   REQUIRE(embedding(table, ids).to_vector() == std::vector<double>{4, 5, 0, 1, 4, 5});
   Tensor d = embedding_backward(Tensor::ones({3, 2}), ids, 3);
   REQUIRE(d.to_vector() == std::vector<double>{1, 1, 0, 0, 2, 2});
-  REQUIRE_THROWS_WITH(embedding(table, Ids{{0, 3}, {2}}),
-                      Contains("embedding: index 3 at position 1 is out of range for a table of 3 rows"));
+  REQUIRE_THROWS_WITH(
+      embedding(table, Ids{{0, 3}, {2}}),
+      Contains("embedding: index 3 at position 1 is out of range for a table of 3 rows"));
 }

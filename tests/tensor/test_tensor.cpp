@@ -56,7 +56,8 @@ TEST_CASE("a view that strides cannot express is an error naming the shapes", "[
   Tensor t = Tensor::arange(6).reshape({2, 3}).transpose(0, 1);
   REQUIRE_THROWS_WITH(t.view({6}), Contains("view: cannot view shape (3,2)") && Contains("(6)"));
   REQUIRE_THROWS_WITH(Tensor::arange(6).reshape({4, 2}), Contains("cannot view shape (6)"));
-  REQUIRE_THROWS_WITH(Tensor::arange(6).expand({2, 3}), Contains("expand: cannot expand shape (6)"));
+  REQUIRE_THROWS_WITH(Tensor::arange(6).expand({2, 3}),
+                      Contains("expand: cannot expand shape (6)"));
 }
 
 TEST_CASE("dtype conversion and element access", "[tensor]") {
@@ -106,8 +107,9 @@ TEST_CASE("mixed dtypes and unbroadcastable shapes are named errors", "[tensor][
   REQUIRE_THROWS_WITH(kernel::binary(kernel::BinaryOp::add, a, b),
                       Contains("add: shapes (2,3) and (4) cannot be broadcast"));
   Tensor d = Tensor::zeros({2, 3}, DType::f64);
-  REQUIRE_THROWS_WITH(kernel::binary(kernel::BinaryOp::mul, a, d),
-                      Contains("mul: expected operands of the same dtype, but got f32 (2,3) and f64 (2,3)"));
+  REQUIRE_THROWS_WITH(
+      kernel::binary(kernel::BinaryOp::mul, a, d),
+      Contains("mul: expected operands of the same dtype, but got f32 (2,3) and f64 (2,3)"));
 }
 
 TEST_CASE("the caching allocator reuses freed blocks", "[tensor]") {

@@ -1,0 +1,68 @@
+#include "nn/attention.h"
+
+#include "posenc/rope.h"
+
+namespace poslab {
+
+CausalSelfAttention::CausalSelfAttention(int64_t C, int64_t H, bool causal_, Generator& gen,
+                                         double proj_std, DType dtype)
+    : c_attn(C, 3 * C, gen, 0.02, dtype),
+      c_proj(C, C, gen, proj_std, dtype),
+      n_head(H),
+      causal(causal_) {
+  if (H <= 0 || C % H != 0)
+    fail("attention: expected heads dividing the width, but got C = ", C, " and H = ", H);
+}
+
+// q: (B,Tq,H,D) at positions q_pos0..; k, v: (B,Tk,H,D) at positions 0..Tk-1, before RoPE.
+Tensor CausalSelfAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v,
+                                   const PositionalEncoding& pe, int64_t train_len,
+                                   int64_t q_pos0) const {
+  int64_t L = k.size(1);  // the context length the prediction is made at
+  if (pe.kind() == PeKind::rope) {
+    const auto& rope = static_cast<const RoPE&>(pe);
+    if (rope.scaling().kind == ScalingKind::dynamic) {
+      if (!causal) fail("rope: dynamic scaling needs a causal model");
+      return dynamic_rope_attention(q, k, v, rope.theta(), train_len, q_pos0);
+    }
+  }
+  AttentionOptions opt;
+  opt.causal = causal;
+  opt.alibi_slopes = pe.alibi_slopes();
+  opt.q_pos0 = q_pos0;
+  return attention(pe.rotate(q, q_pos0, L), pe.rotate(k, 0, L), v, opt);
+}
+
+Tensor CausalSelfAttention::forward(const Tensor& x, const PositionalEncoding& pe,
+                                    int64_t train_len) const {
+  int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = n_head, D = C / H;
+  Tensor qkv = c_attn.forward(x);  // (B,T,3C)
+  Tensor q = reshape(slice(qkv, 2, 0, C), {B, T, H, D});
+  Tensor k = reshape(slice(qkv, 2, C, 2 * C), {B, T, H, D});
+  Tensor v = reshape(slice(qkv, 2, 2 * C, 3 * C), {B, T, H, D});
+  Tensor y = attend(q, k, v, pe, train_len, 0);  // (B,T,H,D)
+  return c_proj.forward(reshape(y, {B, T, C}));
+}
+
+Tensor CausalSelfAttention::forward_cached(const Tensor& x, const PositionalEncoding& pe,
+                                           int64_t train_len, LayerCache& cache) const {
+  int64_t T = x.size(1), C = x.size(2), H = n_head, D = C / H;
+  if (x.size(0) != 1)
+    fail("attention: cached decoding expects batch 1, but got ", shape_str(x.shape()));
+  if (cache.len + T > cache.k.size(1))
+    fail("attention: the KV cache holds ", cache.k.size(1), " positions, but ", cache.len + T,
+         " are needed");
+  Tensor qkv = c_attn.forward(x);
+  Tensor q = qkv.slice(2, 0, C).reshape({1, T, H, D});
+  cache.k.slice(1, cache.len, cache.len + T).copy_(qkv.slice(2, C, 2 * C).reshape({1, T, H, D}));
+  cache.v.slice(1, cache.len, cache.len + T)
+      .copy_(qkv.slice(2, 2 * C, 3 * C).reshape({1, T, H, D}));
+  int64_t pos0 = cache.len;
+  cache.len += T;
+  // keys are cached before RoPE and rotated here for the current length (exact for dynamic)
+  Tensor y = attend(q, cache.k.slice(1, 0, cache.len), cache.v.slice(1, 0, cache.len), pe,
+                    train_len, pos0);
+  return c_proj.forward(y.reshape({1, T, C}));
+}
+
+}  // namespace poslab

@@ -1,0 +1,47 @@
+// attention.h — the causal self-attention module (SPEC 1):
+//
+//   qkv = c_attn(x)                  (B,T,3C);  q = cols [0,C), k = [C,2C), v = [2C,3C)
+//   q, k, v viewed as (B,T,H,D)      head h owns dims [hD, (h+1)D) — views, no copies
+//   q, k = posenc.rotate(q, k)       RoPE (identity for the other schemes)
+//   y = attention(q, k, v)           fused op: scale, ALiBi bias, causal mask, softmax, P v
+//   out = c_proj(y viewed as (B,T,C))
+//
+// With RoPE + dynamic scaling (evaluation only) the rotation happens per query row inside
+// dynamic_rope_attention instead.
+#pragma once
+#include "nn/attention_op.h"
+#include "nn/linear.h"
+#include "posenc/posenc.h"
+
+namespace poslab {
+
+// Decoding state of one layer: keys (before RoPE) and values of the positions so far.
+struct LayerCache {
+  Tensor k, v;  // (1, capacity, H, D)
+  int64_t len = 0;
+};
+
+struct CausalSelfAttention {
+  Linear c_attn, c_proj;
+  int64_t n_head = 0;
+  bool causal = true;
+
+  CausalSelfAttention() = default;
+  CausalSelfAttention(int64_t C, int64_t H, bool causal, Generator& gen, double proj_std,
+                      DType dtype);
+  // x: (B,T,C) at positions 0..T-1 -> (B,T,C)
+  Tensor forward(const Tensor& x, const PositionalEncoding& pe, int64_t train_len) const;
+  // x: (1,T,C), the next T positions after cache.len; appends to the cache.
+  Tensor forward_cached(const Tensor& x, const PositionalEncoding& pe, int64_t train_len,
+                        LayerCache& cache) const;
+  void collect(std::vector<NamedParam>& out, const std::string& prefix) const {
+    c_attn.collect(out, prefix + ".c_attn");
+    c_proj.collect(out, prefix + ".c_proj");
+  }
+
+ private:
+  Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const PositionalEncoding& pe,
+                int64_t train_len, int64_t q_pos0) const;
+};
+
+}  // namespace poslab

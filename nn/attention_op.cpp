@@ -1,0 +1,183 @@
+#include "nn/attention_op.h"
+
+#include <omp.h>
+
+#include <cmath>
+#include <limits>
+
+namespace poslab {
+namespace {
+
+struct Dims {
+  int64_t B, Tq, Tk, H, D;
+};
+
+// A (b,h) slice of x (B,T,H,D) as a row-major (T, D) matrix: pointer and row stride.
+template <class T>
+const T* head_ptr(const Tensor& x, int64_t b, int64_t h) {
+  return x.data<T>() + b * x.strides()[0] + h * x.strides()[2];
+}
+
+// Scores -> probabilities for rows [i0, i1) of one (b,h), in place in S (row stride ldS),
+// over the J visible columns (columns J..ldS are not touched here).
+//   S_ij += bias_ij;  S_ij = -inf where masked;  S_i = softmax(S_i)
+template <class T>
+void scores_to_probs(T* S, int64_t ldS, int64_t i0, int64_t i1, int64_t J, double slope,
+                     const AttentionOptions& o) {
+  for (int64_t i = i0; i < i1; ++i) {
+    T* s = S + (i - i0) * ldS;
+    int64_t P = o.q_pos0 + i;
+    int64_t visible = o.causal ? std::min<int64_t>(P + 1, J) : J;
+    if (slope != 0)
+      for (int64_t j = 0; j < visible; ++j)
+        s[j] -= static_cast<T>(slope * static_cast<double>(P > j ? P - j : j - P));
+    T m = -std::numeric_limits<T>::infinity();
+    for (int64_t j = 0; j < visible; ++j) m = std::max(m, s[j]);
+    double z = 0;
+    for (int64_t j = 0; j < visible; ++j) {
+      s[j] = std::exp(s[j] - m);
+      z += s[j];
+    }
+    T inv = static_cast<T>(1 / z);
+    for (int64_t j = 0; j < visible; ++j) s[j] *= inv;
+    for (int64_t j = visible; j < J; ++j) s[j] = 0;
+  }
+}
+
+// Forward for every (b,h). probs: (B,H,Tq,Tk) to save, or null (row blocks, no saving).
+template <class T>
+void forward(const Tensor& q, const Tensor& k, const Tensor& v, T* out, T* probs, const Dims& d,
+             const AttentionOptions& o, double scale) {
+  int64_t sq = q.strides()[1], sk = k.strides()[1], sv = v.strides()[1], so = d.H * d.D;
+  int64_t block = probs ? d.Tq : 64;
+#pragma omp parallel
+  {
+    std::vector<T> scratch(probs ? 0 : block * d.Tk);
+#pragma omp for collapse(2) schedule(dynamic)
+    for (int64_t bh = 0; bh < d.B * d.H; ++bh)
+      for (int64_t i0 = 0; i0 < d.Tq; i0 += block) {
+        int64_t b = bh / d.H, h = bh % d.H, i1 = std::min(d.Tq, i0 + block);
+        // keys visible to the last row of the block
+        int64_t J = o.causal ? std::min(d.Tk, o.q_pos0 + i1) : d.Tk;
+        T* S = probs ? probs + bh * d.Tq * d.Tk : scratch.data();
+        int64_t ldS = probs ? d.Tk : d.Tk;
+        T* O = out + b * d.Tq * so + h * d.D;
+        if (J <= 0) continue;
+        const T *Q = head_ptr<T>(q, b, h), *K = head_ptr<T>(k, b, h), *V = head_ptr<T>(v, b, h);
+        kernel::gemm<T>(false, true, i1 - i0, J, d.D, static_cast<T>(scale), Q + i0 * sq, sq, K, sk,
+                        T(0), S, ldS);
+        double slope = o.alibi_slopes.empty() ? 0 : o.alibi_slopes[h];
+        scores_to_probs<T>(S, ldS, i0, i1, J, slope, o);
+        if (probs)
+          for (int64_t i = i0; i < i1; ++i) std::fill(S + i * ldS + J, S + (i + 1) * ldS, T(0));
+        kernel::gemm<T>(false, false, i1 - i0, d.D, J, T(1), S, ldS, V, sv, T(0), O + i0 * so, so);
+      }
+  }
+}
+
+// Backward for every (b,h), with P saved and dO = dout[b,:,h,:]:
+//   dV = P^T dO                          (Tk,Tq)(Tq,D)
+//   dP = dO V^T                          (Tq,D)(D,Tk)
+//   dS_ij = P_ij (dP_ij - sum_k dP_ik P_ik)      softmax backward, row by row
+//   dQ = scale dS K,  dK = scale dS^T Q          S = scale Q K^T + bias
+// The bias (ALiBi) and the mask are constants added to S: they pass dS through unchanged and
+// receive nothing; masked entries have P = 0, hence dS = 0.
+template <class T>
+void backward(const Tensor& q, const Tensor& k, const Tensor& v, const T* probs, const T* dout,
+              T* dq, T* dk, T* dv, const Dims& d, double scale) {
+  int64_t sq = q.strides()[1], sk = k.strides()[1], sv = v.strides()[1], so = d.H * d.D;
+#pragma omp parallel
+  {
+    std::vector<T> dS(d.Tq * d.Tk);
+#pragma omp for schedule(dynamic)
+    for (int64_t bh = 0; bh < d.B * d.H; ++bh) {
+      int64_t b = bh / d.H, h = bh % d.H;
+      const T* P = probs + bh * d.Tq * d.Tk;
+      const T* dO = dout + b * d.Tq * so + h * d.D;
+      const T *Q = head_ptr<T>(q, b, h), *K = head_ptr<T>(k, b, h), *V = head_ptr<T>(v, b, h);
+      int64_t ok = b * d.Tk * so + h * d.D, oq = b * d.Tq * so + h * d.D;
+      kernel::gemm<T>(true, false, d.Tk, d.D, d.Tq, T(1), P, d.Tk, dO, so, T(0), dv + ok, so);
+      kernel::gemm<T>(false, true, d.Tq, d.Tk, d.D, T(1), dO, so, V, sv, T(0), dS.data(), d.Tk);
+      for (int64_t i = 0; i < d.Tq; ++i) {
+        T* r = dS.data() + i * d.Tk;
+        const T* p = P + i * d.Tk;
+        double dot = 0;
+        for (int64_t j = 0; j < d.Tk; ++j) dot += static_cast<double>(r[j]) * p[j];
+        for (int64_t j = 0; j < d.Tk; ++j) r[j] = p[j] * (r[j] - static_cast<T>(dot));
+      }
+      kernel::gemm<T>(false, false, d.Tq, d.D, d.Tk, static_cast<T>(scale), dS.data(), d.Tk, K, sk,
+                      T(0), dq + oq, so);
+      kernel::gemm<T>(true, false, d.Tk, d.D, d.Tq, static_cast<T>(scale), dS.data(), d.Tk, Q, sq,
+                      T(0), dk + ok, so);
+    }
+  }
+}
+
+Tensor rows_unit_stride(const Tensor& x) {
+  return x.strides()[3] == 1 ? x : x.contiguous();
+}
+
+}  // namespace
+
+Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
+                 const AttentionOptions& opt) {
+  check_same("attention", q_in, k_in);
+  check_same("attention", q_in, v_in);
+  if (q_in.dim() != 4 || k_in.dim() != 4 || k_in.shape() != v_in.shape() ||
+      q_in.size(0) != k_in.size(0) || q_in.size(2) != k_in.size(2) || q_in.size(3) != k_in.size(3))
+    fail("attention: expected q (B,Tq,H,D), k and v (B,Tk,H,D), but got q ",
+         shape_str(q_in.shape()), ", k ", shape_str(k_in.shape()), ", v ", shape_str(v_in.shape()));
+  Dims d{q_in.size(0), q_in.size(1), k_in.size(1), q_in.size(2), q_in.size(3)};
+  if (!opt.alibi_slopes.empty() && static_cast<int64_t>(opt.alibi_slopes.size()) != d.H)
+    fail("attention: expected ", d.H, " ALiBi slopes (one per head), but got ",
+         opt.alibi_slopes.size());
+  Tensor q = rows_unit_stride(q_in), k = rows_unit_stride(k_in), v = rows_unit_stride(v_in);
+  double scale = opt.scale > 0 ? opt.scale : 1 / std::sqrt(static_cast<double>(d.D));
+  bool grad = any_requires_grad({&q_in, &k_in, &v_in});
+  Tensor out = Tensor::empty({d.B, d.Tq, d.H, d.D}, q.dtype());
+  Tensor probs = grad ? Tensor::empty({d.B, d.H, d.Tq, d.Tk}, q.dtype()) : Tensor();
+  dispatch(q.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    forward<T>(q, k, v, out.data<T>(), grad ? probs.data<T>() : nullptr, d, opt, scale);
+  });
+  Tensor sq = q.detach(), sk = k.detach(), sv = v.detach();
+  return record("attention", out, {&q_in, &k_in, &v_in},
+                [sq, sk, sv, probs, d, scale](const Tensor& dy) {
+                  Tensor dout = dy.contiguous();
+                  Tensor dq = Tensor::empty(sq.shape(), sq.dtype()),
+                         dk = Tensor::empty(sk.shape(), sk.dtype()),
+                         dv = Tensor::empty(sv.shape(), sv.dtype());
+                  dispatch(sq.dtype(), [&](auto zero) {
+                    using T = decltype(zero);
+                    backward<T>(sq, sk, sv, probs.data<T>(), dout.data<T>(), dq.data<T>(),
+                                dk.data<T>(), dv.data<T>(), d, scale);
+                  });
+                  return std::vector<Tensor>{dq, dk, dv};
+                });
+}
+
+Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,
+                           const AttentionOptions& opt) {
+  int64_t Tq = q.size(1), Tk = k.size(1), H = q.size(2), D = q.size(3);
+  double sc = opt.scale > 0 ? opt.scale : 1 / std::sqrt(static_cast<double>(D));
+  // constants (H,Tq,Tk): the ALiBi bias and the causal mask
+  std::vector<double> bias(H * Tq * Tk, 0.0), keep(H * Tq * Tk, 1.0);
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t i = 0; i < Tq; ++i)
+      for (int64_t j = 0; j < Tk; ++j) {
+        int64_t P = opt.q_pos0 + i, at = (h * Tq + i) * Tk + j;
+        if (!opt.alibi_slopes.empty())
+          bias[at] = -opt.alibi_slopes[h] * std::abs(static_cast<double>(P - j));
+        if (opt.causal && j > P) keep[at] = 0;
+      }
+  Tensor qh = permute(q, {0, 2, 1, 3}), kh = permute(k, {0, 2, 1, 3}),
+         vh = permute(v, {0, 2, 1, 3});
+  Tensor s = scale(matmul(qh, transpose(kh, 2, 3)), sc);  // (B,H,Tq,Tk)
+  s = add(s, Tensor::from_vector(bias, {H, Tq, Tk}, q.dtype()));
+  Tensor minus_inf = Tensor::full({}, -std::numeric_limits<double>::infinity(), q.dtype());
+  s = where(Tensor::from_vector(keep, {H, Tq, Tk}, q.dtype()), s, minus_inf);
+  Tensor out = matmul(softmax(s), vh);  // (B,H,Tq,D)
+  return contiguous(permute(out, {0, 2, 1, 3}));
+}
+
+}  // namespace poslab

@@ -1,0 +1,94 @@
+#include "nn/gpt.h"
+
+#include <cmath>
+
+namespace poslab {
+
+void GPTConfig::validate() const {
+  if (vocab_size <= 0) fail("model: expected vocab_size > 0, but got ", vocab_size);
+  if (n_layer <= 0) fail("--layers: expected at least 1 layer, but got ", n_layer);
+  if (n_embd <= 0) fail("--d: expected a positive model width, but got ", n_embd);
+  if (n_head <= 0 || n_embd % n_head != 0)
+    fail("--heads: expected a head count that divides --d = ", n_embd, ", but got ", n_head);
+  if (block_size <= 0) fail("--ctx: expected a positive context length, but got ", block_size);
+  if (pe == PeKind::rope && (n_embd / n_head) % 2 != 0)
+    fail("--pe rope: expected an even head dim D = d/heads (RoPE rotates pairs), but got D = ",
+         n_embd / n_head, " (d = ", n_embd, ", heads = ", n_head, ")");
+  if (pe == PeKind::rope && !(rope_theta > 1))
+    fail("--theta: expected theta > 1, but got ", rope_theta);
+  if (pe == PeKind::learned && max_len != 0 && max_len < block_size)
+    fail("--max-len: expected at least --ctx = ", block_size, ", but got ", max_len);
+}
+
+GPT::GPT(const GPTConfig& cfg, uint64_t seed) : cfg_(cfg) {
+  cfg_.validate();
+  if (cfg_.pe == PeKind::learned && cfg_.max_len == 0) cfg_.max_len = cfg_.block_size;
+  if (cfg_.pe != PeKind::learned) cfg_.max_len = 0;
+  Generator gen(seed);
+  int64_t C = cfg_.n_embd;
+  wte_ = Embedding(cfg_.vocab_size, C, gen, 0.02, cfg_.dtype);
+  PosencConfig pc{cfg_.pe, C, cfg_.n_head, cfg_.max_len, cfg_.rope_theta, cfg_.dtype};
+  pe_ = make_posenc(pc, gen);
+  double proj_std = 0.02 / std::sqrt(2.0 * cfg_.n_layer);
+  for (int64_t i = 0; i < cfg_.n_layer; ++i)
+    blocks_.emplace_back(C, cfg_.n_head, cfg_.causal, gen, proj_std, cfg_.dtype);
+  ln_f_ = LayerNorm(C, cfg_.dtype);
+  pe_->set_scaling({ScalingKind::none, 0, cfg_.block_size});
+}
+
+Tensor GPT::head(const Tensor& x) const {
+  return matmul(ln_f_.forward(x), transpose(wte_.weight, 0, 1));  // (B,T,C) @ (C,V)
+}
+
+Tensor GPT::logits(const Ids& ids) const {
+  if (ids.shape.size() != 2)
+    fail("model: expected ids of shape (B,T), but got ", shape_str(ids.shape));
+  Tensor x = pe_->add_to_embeddings(wte_.forward(ids), 0);
+  for (const Block& b : blocks_) x = b.forward(x, *pe_, cfg_.block_size);
+  return head(x);
+}
+
+Tensor GPT::loss(const Ids& ids, const Ids& targets, Tensor* row_loss) const {
+  if (targets.shape != ids.shape)
+    fail("model: expected targets of shape ", shape_str(ids.shape), ", but got ",
+         shape_str(targets.shape));
+  Tensor lg = logits(ids);
+  return cross_entropy(reshape(lg, {-1, cfg_.vocab_size}), targets, row_loss);
+}
+
+KVCache GPT::new_cache(int64_t capacity) const {
+  KVCache c;
+  int64_t H = cfg_.n_head, D = cfg_.n_embd / H;
+  for (int64_t i = 0; i < cfg_.n_layer; ++i)
+    c.layers.push_back({Tensor::zeros({1, capacity, H, D}, cfg_.dtype),
+                        Tensor::zeros({1, capacity, H, D}, cfg_.dtype), 0});
+  return c;
+}
+
+Tensor GPT::decode(const Ids& ids, KVCache& cache) const {
+  NoGrad no_grad;
+  if (ids.shape.size() != 2 || ids.shape[0] != 1)
+    fail("decode: expected ids of shape (1,T), but got ", shape_str(ids.shape));
+  Tensor x = pe_->add_to_embeddings(wte_.forward(ids), cache.len());
+  for (size_t i = 0; i < blocks_.size(); ++i)
+    x = blocks_[i].forward_cached(x, *pe_, cfg_.block_size, cache.layers[i]);
+  return head(x);
+}
+
+std::vector<NamedParam> GPT::parameters() const {
+  std::vector<NamedParam> out;
+  out.push_back({"transformer.wte.weight", wte_.weight, false});
+  for (auto& [name, t] : pe_->parameters()) out.push_back({name, t, false});
+  for (size_t i = 0; i < blocks_.size(); ++i)
+    blocks_[i].collect(out, "transformer.h." + std::to_string(i));
+  ln_f_.collect(out, "transformer.ln_f");
+  return out;
+}
+
+int64_t GPT::num_parameters() const {
+  int64_t n = 0;
+  for (const NamedParam& p : parameters()) n += p.tensor.numel();
+  return n;
+}
+
+}  // namespace poslab

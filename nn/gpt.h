@@ -1,0 +1,68 @@
+// gpt.h — the character-level GPT of SPEC 1 (nanoGPT's names, SPEC 4).
+//
+//   x      = wte[ids]                           (B,T,C)
+//   x     += PE[0:T]                            learned | sinusoidal only
+//   x      = block_i(x)  for i < n_layer        pre-LN, no dropout
+//   logits = ln_f(x) @ wte^T                    tied head (B,T,V)
+//   loss   = mean over B*T of cross-entropy (nats)
+//
+// Initialisation (seeded by one Generator, in this order): wte, wpe (learned only), then per
+// block c_attn.weight, attn c_proj.weight, c_fc.weight, mlp c_proj.weight. Linear weights and
+// embeddings N(0, 0.02^2), the two c_proj weights N(0, (0.02/sqrt(2 n_layer))^2), biases 0,
+// LayerNorm weight 1 and bias 0.
+#pragma once
+#include <memory>
+
+#include "nn/block.h"
+#include "nn/embedding.h"
+
+namespace poslab {
+
+struct GPTConfig {
+  int64_t vocab_size = 0;
+  int64_t n_layer = 4;
+  int64_t n_head = 4;
+  int64_t n_embd = 128;
+  int64_t block_size = 256;  // T0, the training context length
+  int64_t max_len = 0;       // learned: rows of wpe (0: block_size)
+  PeKind pe = PeKind::rope;
+  double rope_theta = 10000;
+  bool causal = true;
+  DType dtype = DType::f32;  // f64 for gradient checks
+
+  void validate() const;  // every bad value named, with the flag that sets it
+};
+
+struct KVCache {
+  std::vector<LayerCache> layers;
+  int64_t len() const { return layers.empty() ? 0 : layers[0].len; }
+};
+
+class GPT {
+ public:
+  GPT(const GPTConfig& cfg, uint64_t seed);
+
+  // ids: (B,T) -> logits (B,T,V)
+  Tensor logits(const Ids& ids) const;
+  // mean cross-entropy of the next-token targets (B,T); row_loss: per position (B*T)
+  Tensor loss(const Ids& ids, const Ids& targets, Tensor* row_loss = nullptr) const;
+  // Incremental decoding: feeds ids (1,T) after what the cache holds -> logits (1,T,V).
+  KVCache new_cache(int64_t capacity) const;
+  Tensor decode(const Ids& ids, KVCache& cache) const;
+
+  const GPTConfig& config() const { return cfg_; }
+  std::vector<NamedParam> parameters() const;  // nanoGPT names, checkpoint order
+  int64_t num_parameters() const;
+  PositionalEncoding& posenc() { return *pe_; }
+  const PositionalEncoding& posenc() const { return *pe_; }
+
+ private:
+  Tensor head(const Tensor& x) const;  // ln_f then the tied projection -> (B,T,V)
+  GPTConfig cfg_;
+  Embedding wte_;
+  std::unique_ptr<PositionalEncoding> pe_;
+  std::vector<Block> blocks_;
+  LayerNorm ln_f_;
+};
+
+}  // namespace poslab

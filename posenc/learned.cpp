@@ -1,0 +1,22 @@
+#include "posenc/learned.h"
+
+namespace poslab {
+
+LearnedPE::LearnedPE(int64_t max_len, int64_t d_model, Generator& gen, DType dtype) {
+  if (max_len <= 0) fail("learned: expected max_len > 0, but got ", max_len);
+  wpe_ = Tensor::randn({max_len, d_model}, gen, 0.02, dtype);
+  wpe_.set_requires_grad(true);
+}
+
+// x: (B,T,C) -> x + wpe[pos0 .. pos0+T)  (broadcast over B)
+Tensor LearnedPE::add_to_embeddings(const Tensor& x, int64_t pos0) const {
+  int64_t T = x.size(1), L = pos0 + T, max_len = wpe_.size(0);
+  if (L > max_len)
+    fail("learned: a window of length L = ", L, " needs positions up to ", L - 1,
+         ", but the table has max_len = ", max_len, " rows (train with --max-len ", L, " or more)");
+  Ids pos{std::vector<int32_t>(T), {T}};
+  for (int64_t t = 0; t < T; ++t) pos.data[t] = static_cast<int32_t>(pos0 + t);
+  return add(x, embedding(wpe_, pos));  // (B,T,C) + (T,C)
+}
+
+}  // namespace poslab

@@ -1,0 +1,75 @@
+// posenc.cpp — names, parsing and the factory. Each scheme is in its own file.
+#include "posenc/posenc.h"
+
+#include "posenc/alibi.h"
+#include "posenc/learned.h"
+#include "posenc/none.h"
+#include "posenc/rope.h"
+#include "posenc/sinusoidal.h"
+
+namespace poslab {
+
+const std::vector<std::string>& pe_names() {
+  static const std::vector<std::string> names{"none", "learned", "sinusoidal", "rope", "alibi"};
+  return names;
+}
+
+static std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "|" : "") + v[i];
+  return s;
+}
+
+PeKind parse_pe(const std::string& name) {
+  const auto& n = pe_names();
+  for (size_t i = 0; i < n.size(); ++i)
+    if (n[i] == name) return static_cast<PeKind>(i);
+  fail("--pe: unknown positional encoding '", name, "'; valid: ", joined(n));
+}
+
+const char* pe_name(PeKind kind) {
+  return pe_names()[static_cast<int>(kind)].c_str();
+}
+
+static const std::vector<std::string>& scaling_names() {
+  static const std::vector<std::string> names{"none", "linear", "ntk", "dynamic", "yarn"};
+  return names;
+}
+
+ScalingKind parse_scaling(const std::string& name) {
+  const auto& n = scaling_names();
+  for (size_t i = 0; i < n.size(); ++i)
+    if (n[i] == name) return static_cast<ScalingKind>(i);
+  fail("--rope-scaling: unknown scaling '", name, "'; valid: ", joined(n));
+}
+
+const char* scaling_name(ScalingKind kind) {
+  return scaling_names()[static_cast<int>(kind)].c_str();
+}
+
+void PositionalEncoding::set_scaling(const RopeScaling& s) {
+  if (s.kind != ScalingKind::none)
+    fail("--rope-scaling: ", scaling_name(s.kind),
+         " applies only to pe = rope, but this model has pe = ", pe_name(kind()));
+}
+
+std::unique_ptr<PositionalEncoding> make_posenc(const PosencConfig& cfg, Generator& gen) {
+  if (cfg.n_head <= 0 || cfg.d_model <= 0 || cfg.d_model % cfg.n_head != 0)
+    fail("posenc: expected heads dividing the model width, but got d = ", cfg.d_model,
+         " and heads = ", cfg.n_head);
+  switch (cfg.kind) {
+    case PeKind::none:
+      return std::make_unique<NoPE>();
+    case PeKind::learned:
+      return std::make_unique<LearnedPE>(cfg.max_len, cfg.d_model, gen, cfg.dtype);
+    case PeKind::sinusoidal:
+      return std::make_unique<SinusoidalPE>(cfg.d_model);
+    case PeKind::rope:
+      return std::make_unique<RoPE>(cfg.d_model / cfg.n_head, cfg.theta);
+    case PeKind::alibi:
+      return std::make_unique<ALiBi>(cfg.n_head);
+  }
+  fail("posenc: unknown kind");
+}
+
+}  // namespace poslab

@@ -1,0 +1,92 @@
+#include "posenc/rope.h"
+
+#include <omp.h>
+
+#include <cmath>
+
+namespace poslab {
+
+RoPE::RoPE(int64_t head_dim, double theta) : d_(head_dim), theta_(theta) {
+  if (head_dim % 2 != 0)
+    fail("rope: expected an even head dim D (RoPE rotates pairs of dims), but got D = ", head_dim);
+  if (!(theta > 1)) fail("rope: expected theta > 1, but got ", theta);
+}
+
+void rope_tables(const RopeFrequencies& f, int64_t pos0, int64_t T, DType dtype, Tensor* cos,
+                 Tensor* sin) {
+  int64_t half = static_cast<int64_t>(f.freq.size());
+  std::vector<double> c(T * half), s(T * half);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t i = 0; i < half; ++i) {
+      double a = static_cast<double>(pos0 + t) * f.pos_scale * f.freq[i];
+      c[t * half + i] = f.mscale * std::cos(a);
+      s[t * half + i] = f.mscale * std::sin(a);
+    }
+  *cos = Tensor::from_vector(c, {T, half}, dtype);
+  *sin = Tensor::from_vector(s, {T, half}, dtype);
+}
+
+// One kernel for both directions: sign = +1 rotates by +a (forward), -1 by -a (backward).
+//   y[2i]   = x[2i] c - sign x[2i+1] s
+//   y[2i+1] = sign x[2i] s + x[2i+1] c
+template <class T>
+static void rope_kernel(const Tensor& x, const T* cos, const T* sin, T* y, T sign) {
+  int64_t B = x.size(0), Tn = x.size(1), H = x.size(2), D = x.size(3), half = D / 2;
+  const T* px = x.data<T>();
+  int64_t sb = x.strides()[0], st = x.strides()[1], sh = x.strides()[2];
+#pragma omp parallel for collapse(2) if (x.numel() > (1 << 14))
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < Tn; ++t)
+      for (int64_t h = 0; h < H; ++h) {
+        const T* xr = px + b * sb + t * st + h * sh;
+        T* yr = y + ((b * Tn + t) * H + h) * D;
+        const T *c = cos + t * half, *s = sin + t * half;
+        for (int64_t i = 0; i < half; ++i) {
+          T x0 = xr[2 * i], x1 = xr[2 * i + 1];
+          yr[2 * i] = x0 * c[i] - sign * x1 * s[i];
+          yr[2 * i + 1] = sign * x0 * s[i] + x1 * c[i];
+        }
+      }
+}
+
+static Tensor rope_apply(const Tensor& x_in, const Tensor& cos, const Tensor& sin, double sign) {
+  Tensor x = x_in.strides().back() == 1 ? x_in : x_in.contiguous();
+  Tensor y = Tensor::empty(x.shape(), x.dtype());
+  dispatch(x.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    rope_kernel<T>(x, cos.data<T>(), sin.data<T>(), y.data<T>(), static_cast<T>(sign));
+  });
+  return y;
+}
+
+Tensor rope_rotate(const Tensor& x, const Tensor& cos, const Tensor& sin) {
+  check_same("rope", x, cos);
+  if (x.dim() != 4 || x.size(3) % 2 != 0)
+    fail("rope: expected x (B,T,H,D) with an even head dim D, but got x of shape ",
+         shape_str(x.shape()));
+  Shape want{x.size(1), x.size(3) / 2};
+  if (cos.shape() != want || sin.shape() != want || !cos.is_contiguous() || !sin.is_contiguous())
+    fail("rope: expected contiguous cos/sin tables ", shape_str(want), " for x ",
+         shape_str(x.shape()), ", but got ", shape_str(cos.shape()), " and ",
+         shape_str(sin.shape()));
+  // backward: dx = R^T dy, the same kernel with the sine negated (derivation in rope.h)
+  return record("rope", rope_apply(x, cos, sin, +1), {&x}, [cos, sin](const Tensor& dy) {
+    return std::vector<Tensor>{rope_apply(dy, cos, sin, -1)};
+  });
+}
+
+// x: (B,T,H,D) at positions pos0..pos0+T-1 in a context of length L.
+Tensor RoPE::rotate(const Tensor& x, int64_t pos0, int64_t L) const {
+  if (x.dim() != 4 || x.size(3) != d_)
+    fail("rope: expected x (B,T,H,D) with D = ", d_, ", but got ", shape_str(x.shape()));
+  if (scaling_.kind == ScalingKind::dynamic)
+    fail(
+        "rope: dynamic scaling rotates each query row with its own theta; it runs inside "
+        "dynamic_rope_attention, not as a separate rotation");
+  RopeFrequencies f = rope_frequencies(d_, theta_, scaling_, L);
+  Tensor c, s;
+  rope_tables(f, pos0, x.size(1), x.dtype(), &c, &s);
+  return rope_rotate(x, c, s);
+}
+
+}  // namespace poslab

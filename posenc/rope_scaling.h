@@ -1,0 +1,53 @@
+// rope_scaling.h — stretching RoPE past its training length T0, zero-shot (SPEC 2).
+//
+// A window of length L > T0 asks for angles p * freq_i that training never produced. Each
+// method reshapes the frequencies (or positions) with a factor s = max(1, L / T0), unless
+// --factor fixes s. With freq_i = theta^(-2i/D), i = 0..D/2-1:
+//
+//   linear   Position Interpolation (Chen et al., 2023, "Extending Context Window of Large
+//            Language Models via Positional Interpolation"): use p / s in place of p.
+//   ntk      "NTK-aware" scaling (bloc97, 2023; as in YaRN paper section 3.1):
+//            theta' = theta * s^(D / (D - 2)). High frequencies barely change, the lowest
+//            one is divided by exactly s.
+//   dynamic  dynamic NTK: the prediction at position i is made with s = max(1, (i+1)/T0)
+//            and the ntk rule, for the query and every key j <= i. Rows i < T0 equal plain
+//            RoPE. This is what decoding with a cache of un-rotated keys gives, so the
+//            whole-window evaluation (dynamic_rope_attention) equals token-by-token decoding.
+//   yarn     YaRN (Peng et al., 2023, "YaRN: Efficient Context Window Extension", eq. 15-20):
+//            wavelength lambda_i = 2 pi / freq_i, r_i = T0 / lambda_i,
+//            gamma_i = clamp((r_i - alpha) / (beta - alpha), 0, 1), alpha = 1, beta = 32,
+//            freq_i' = (1 - gamma_i) freq_i / s + gamma_i freq_i   (interpolate only the
+//            dims that complete less than alpha turns in T0), and logits scaled by
+//            (0.1 ln s + 1)^2, applied as 0.1 ln s + 1 on both cos and sin. The ramp is the
+//            paper's continuous one (HF rounds its ends to whole dims; we do not).
+// At s = 1 every method is plain RoPE (tests: "every scaling at s = 1 equals plain RoPE").
+#pragma once
+#include <vector>
+
+#include "posenc/posenc.h"
+
+namespace poslab {
+
+// What a cos/sin table needs: angle = (p * pos_scale) * freq[i], amplitude mscale.
+struct RopeFrequencies {
+  std::vector<double> freq;  // D/2
+  double pos_scale = 1;
+  double mscale = 1;
+};
+
+std::vector<double> rope_base_frequencies(int64_t D, double theta);  // theta^(-2i/D)
+double rope_scale_factor(const RopeScaling& sc, int64_t L);          // s
+double ntk_theta(double theta, int64_t D, double s);                 // theta s^(D/(D-2))
+std::vector<double> yarn_frequencies(int64_t D, double theta, double s, int64_t T0);
+double yarn_mscale(double s);  // 0.1 ln s + 1
+// Frequencies for a context of length L under `sc` (not for dynamic: see below).
+RopeFrequencies rope_frequencies(int64_t D, double theta, const RopeScaling& sc, int64_t L);
+
+// Causal attention with dynamic-NTK RoPE, evaluation only (no gradient).
+// q: (B,Tq,H,D) queries at positions q_pos0..q_pos0+Tq-1, k, v: (B,Tk,H,D) keys at 0..Tk-1,
+// both *before* RoPE. Query i (position P) uses s = max(1, (P+1)/T0), theta' = ntk_theta, and
+// rotates itself and every key j <= P with theta'. Returns (B,Tq,H,D).
+Tensor dynamic_rope_attention(const Tensor& q, const Tensor& k, const Tensor& v, double theta,
+                              int64_t T0, int64_t q_pos0);
+
+}  // namespace poslab

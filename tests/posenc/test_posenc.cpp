@@ -1,0 +1,146 @@
+// Positional encodings: gradchecks and properties (SPEC 2).
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "posenc/alibi.h"
+#include "posenc/learned.h"
+#include "posenc/rope.h"
+#include "posenc/sinusoidal.h"
+#include "tests/support/gradcheck.h"
+
+using namespace poslab;
+using Catch::Contains;
+using poslab::testing::rand_leaf;
+
+static void tables(int64_t D, int64_t pos0, int64_t T, Tensor* c, Tensor* s, double theta = 10000) {
+  RopeFrequencies f{rope_base_frequencies(D, theta), 1, 1};
+  rope_tables(f, pos0, T, DType::f64, c, s);
+}
+
+TEST_CASE("gradcheck: RoPE op, also on a strided view", "[gradcheck][posenc]") {
+  Tensor c, s;
+  tables(4, 3, 5, &c, &s);
+  Tensor x = rand_leaf({2, 5, 3, 4}, 1);
+  REQUIRE_GRADCHECK("rope", [c, s](auto& v) { return rope_rotate(v[0], c, s); }, {x});
+  Tensor big = rand_leaf({2, 5, 3, 8}, 2);  // rotate a column block: strides (120, 24, 8, 1)
+  REQUIRE_GRADCHECK("rope strided",
+                    [c, s](auto& v) { return rope_rotate(slice(v[0], 3, 4, 8), c, s); }, {big});
+  // YaRN tables carry an amplitude; the backward (R^T dy) still holds
+  RopeFrequencies f{yarn_frequencies(4, 10000, 4, 8), 1, yarn_mscale(4)};
+  Tensor yc, ys;
+  rope_tables(f, 0, 5, DType::f64, &yc, &ys);
+  REQUIRE_GRADCHECK("rope yarn", [yc, ys](auto& v) { return rope_rotate(v[0], yc, ys); }, {x});
+}
+
+TEST_CASE("RoPE keeps norms, is the identity at position 0, and is relative", "[posenc]") {
+  int64_t D = 8, T = 12;
+  Tensor c, s;
+  tables(D, 0, T, &c, &s);
+  Generator g(3);
+  Tensor x = Tensor::randn({1, T, 1, D}, g, 1, DType::f64);
+  Tensor y = rope_rotate(x, c, s);
+  for (int64_t t = 0; t < T; ++t) {
+    double nx = 0, ny = 0;
+    for (int64_t d = 0; d < D; ++d)
+      nx += std::pow(x.at({0, t, 0, d}), 2), ny += std::pow(y.at({0, t, 0, d}), 2);
+    REQUIRE(ny == Approx(nx).epsilon(1e-12));
+  }
+  for (int64_t d = 0; d < D; ++d) REQUIRE(y.at({0, 0, 0, d}) == x.at({0, 0, 0, d}));
+  // the same q and k placed at (m, n) and (m + 5, n + 5): equal dot products
+  Tensor q = Tensor::randn({1, 1, 1, D}, g, 1, DType::f64),
+         k = Tensor::randn({1, 1, 1, D}, g, 1, DType::f64);
+  auto dot_at = [&](int64_t m, int64_t n) {
+    Tensor cm, sm, cn, sn;
+    tables(D, m, 1, &cm, &sm);
+    tables(D, n, 1, &cn, &sn);
+    Tensor a = rope_rotate(q, cm, sm), b = rope_rotate(k, cn, sn);
+    double acc = 0;
+    for (int64_t d = 0; d < D; ++d) acc += a.at({0, 0, 0, d}) * b.at({0, 0, 0, d});
+    return acc;
+  };
+  REQUIRE(dot_at(7, 2) == Approx(dot_at(12, 7)).epsilon(1e-10));
+  REQUIRE(dot_at(3, 3) == Approx(dot_at(100, 100)).epsilon(1e-10));
+  REQUIRE(dot_at(7, 2) != Approx(dot_at(7, 3)).epsilon(1e-6));
+}
+
+TEST_CASE("RoPE refuses an odd head dim", "[posenc][errors]") {
+  REQUIRE_THROWS_WITH(RoPE(5, 10000),
+                      Contains("rope: expected an even head dim D") && Contains("D = 5"));
+}
+
+TEST_CASE("sinusoidal values equal the formula at spot positions", "[posenc]") {
+  SinusoidalPE pe(16);
+  Tensor t = pe.table(300);
+  for (int64_t p : {0, 1, 17, 299})
+    for (int64_t i : {0, 3, 7}) {
+      double a = p / std::pow(10000.0, 2.0 * i / 16);
+      REQUIRE(t.at({p, 2 * i}) == Approx(std::sin(a)).margin(1e-12));
+      REQUIRE(t.at({p, 2 * i + 1}) == Approx(std::cos(a)).margin(1e-12));
+    }
+  Tensor x = rand_leaf({2, 5, 16}, 4);
+  REQUIRE_GRADCHECK("sinusoidal embed", [&pe](auto& v) { return pe.add_to_embeddings(v[0], 3); },
+                    {x});
+}
+
+TEST_CASE("learned table: gradient per position, and a clear error past max_len", "[posenc]") {
+  Generator g(5);
+  LearnedPE pe(6, 4, g, DType::f64);
+  Tensor wpe = pe.parameters()[0].second;
+  Tensor x = rand_leaf({2, 4, 4}, 6);
+  REQUIRE_GRADCHECK("learned embed", [&pe](auto& v) { return pe.add_to_embeddings(v[0], 1); },
+                    {x, wpe});
+  REQUIRE_THROWS_WITH(pe.add_to_embeddings(Tensor::zeros({1, 8, 4}, DType::f64), 0),
+                      Contains("L = 8") && Contains("max_len = 6"));
+}
+
+TEST_CASE("ALiBi slopes follow the paper", "[posenc]") {
+  auto s8 = alibi_slopes(8);
+  for (int h = 0; h < 8; ++h) REQUIRE(s8[h] == std::pow(2.0, -(h + 1)));
+  auto s6 = alibi_slopes(6);
+  std::vector<double> want{0.25, 1.0 / 16, 1.0 / 64, 1.0 / 256, 0.5, 0.125};
+  REQUIRE(s6 == want);
+  REQUIRE(alibi_slopes(4) == std::vector<double>{0.25, 1.0 / 16, 1.0 / 64, 1.0 / 256});
+}
+
+TEST_CASE("every scaling at s = 1 equals plain RoPE", "[posenc]") {
+  int64_t D = 16, T0 = 64;
+  auto plain = rope_base_frequencies(D, 10000);
+  for (ScalingKind k : {ScalingKind::linear, ScalingKind::ntk, ScalingKind::yarn}) {
+    RopeFrequencies f = rope_frequencies(D, 10000, {k, 0, T0}, 50);  // L <= T0: s = 1
+    REQUIRE(f.mscale == 1);
+    REQUIRE(f.pos_scale == 1);
+    for (size_t i = 0; i < plain.size(); ++i) REQUIRE(f.freq[i] == Approx(plain[i]).epsilon(1e-15));
+  }
+}
+
+TEST_CASE("ntk and yarn frequencies equal their closed forms", "[posenc]") {
+  int64_t D = 32, T0 = 256;
+  double s = 4, theta = 10000;
+  RopeFrequencies ntk = rope_frequencies(D, theta, {ScalingKind::ntk, s, T0}, 1024);
+  for (int64_t i = 0; i < D / 2; ++i)
+    REQUIRE(ntk.freq[i] ==
+            Approx(std::pow(theta * std::pow(s, 32.0 / 30), -2.0 * i / D)).epsilon(1e-13));
+  // the lowest frequency is divided by exactly s
+  REQUIRE(ntk.freq[D / 2 - 1] == Approx(std::pow(theta, -(D - 2.0) / D) / s).epsilon(1e-12));
+  RopeFrequencies y = rope_frequencies(D, theta, {ScalingKind::yarn, s, T0}, 1024);
+  REQUIRE(y.mscale == Approx(0.1 * std::log(4.0) + 1));
+  for (int64_t i = 0; i < D / 2; ++i) {
+    double f = std::pow(theta, -2.0 * i / D), r = T0 * f / (2 * M_PI);
+    double gamma = r < 1 ? 0 : r > 32 ? 1 : (r - 1) / 31;
+    REQUIRE(y.freq[i] == Approx((1 - gamma) * f / s + gamma * f).epsilon(1e-13));
+  }
+  REQUIRE(y.freq[0] == Approx(1.0));  // fast dims untouched
+  REQUIRE(y.freq[D / 2 - 1] ==
+          Approx(std::pow(theta, -(D - 2.0) / D) / s));  // slow dims interpolated
+  RopeFrequencies lin = rope_frequencies(D, theta, {ScalingKind::linear, 0, T0}, 1024);
+  REQUIRE(lin.pos_scale == 0.25);
+}
+
+TEST_CASE("unknown --pe and --rope-scaling list the valid names", "[posenc][errors]") {
+  REQUIRE_THROWS_WITH(parse_pe("xpos"), Contains("unknown positional encoding 'xpos'") &&
+                                            Contains("none|learned|sinusoidal|rope|alibi"));
+  REQUIRE_THROWS_WITH(parse_scaling("longrope"), Contains("linear|ntk|dynamic|yarn"));
+  ALiBi a(4);
+  REQUIRE_THROWS_WITH(a.set_scaling({ScalingKind::yarn, 0, 8}),
+                      Contains("applies only to pe = rope"));
+}
