@@ -29,7 +29,10 @@ bool is_control(char32_t cp) {
 // "'é' (U+00E9)", or just "U+000A" for a control character: how errors show a character.
 std::string describe_char(char32_t cp) {
   if (is_control(cp)) return code_point_name(cp);
-  return "'" + utf8_encode(cp) + "' (" + code_point_name(cp) + ")";
+  std::string s = "'";
+  s += utf8_encode(cp);
+  s += "' (" + code_point_name(cp) + ")";
+  return s;
 }
 
 // The files of one installed package that sit directly in fortunes_dir, read from dpkg's

@@ -98,7 +98,7 @@ class Parser {
 
   void parse_literal(std::string_view word) {
     for (char c : word) {
-      if (at_end() || text_[pos_] != c) fail(std::string("'") + std::string(word) + "'");
+      if (peek() != c) fail(std::string("'").append(word) + "'");
       ++pos_;
     }
   }

@@ -25,7 +25,10 @@ bool f32_byte_size(const std::vector<uint64_t>& shape, uint64_t& bytes) {
 
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) s += ',';
+    s += std::to_string(shape[i]);
+  }
   return s + "]";
 }
 
@@ -143,7 +146,10 @@ std::string serialize_safetensors(const std::vector<StTensor>& tensors,
     for (size_t i = 0; i < metadata.size(); ++i) {
       const auto& [key, value] = metadata[i];
       if (!keys.insert(key).second) data_error("safetensors: metadata key '", key, "' repeated");
-      header += (i ? "," : "") + json_quote(key) + ":" + json_quote(value);
+      if (i > 0) header += ',';
+      header += json_quote(key);
+      header += ':';
+      header += json_quote(value);
     }
     header += "}";
   }
@@ -166,10 +172,12 @@ std::string serialize_safetensors(const std::vector<StTensor>& tensors,
                  t.data.size());
     }
     const uint64_t end = offset + 4 * numel;
-    const char* comma = header.size() > 1 ? "," : "";  // after "{" nothing, else ","
-    header += comma + json_quote(t.name) + ":{\"dtype\":\"F32\"," +
-              "\"shape\":" + shape_text(t.shape) + ",\"data_offsets\":[" + std::to_string(offset) +
-              "," + std::to_string(end) + "]}";
+    if (header.size() > 1) header += ',';  // not right after the opening '{'
+    header += json_quote(t.name);
+    header += ":{\"dtype\":\"F32\",\"shape\":";
+    header += shape_text(t.shape);
+    header += ",\"data_offsets\":[";
+    header += std::to_string(offset) + "," + std::to_string(end) + "]}";
     offset = end;
   }
   header += "}";

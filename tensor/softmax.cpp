@@ -103,7 +103,9 @@ Tensor log_softmax_backward(const Tensor& y, const Tensor& dy) {
   return dx;
 }
 
-// loss = (1/N) sum_n [ log sum_v exp(z_nv) - z_n,t_n ]     (log-sum-exp with the max trick)
+// loss = (1/N') sum_n [ log sum_v exp(z_nv) - z_n,t_n ]     (log-sum-exp with the max trick)
+// A target of -1 marks a row to ignore (masked-LM positions that were not masked): it adds
+// nothing to the loss, N' counts the other rows, and its row_loss is 0.
 Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Tensor* row_loss) {
   check_rows("cross_entropy", logits);
   if (logits.dim() != 2)
@@ -114,9 +116,14 @@ Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Te
          ", but got ", targets.data.size());
   if (N == 0)
     fail("cross_entropy: expected at least one row, but got logits ", shape_str(logits.shape()));
-  for (int64_t n = 0; n < N; ++n)
-    if (targets.data[n] < 0 || targets.data[n] >= V)
-      fail("cross_entropy: target ", targets.data[n], " at row ", n, " is outside [0, ", V, ")");
+  int64_t counted = 0;
+  for (int64_t n = 0; n < N; ++n) {
+    if (targets.data[n] < -1 || targets.data[n] >= V)
+      fail("cross_entropy: target ", targets.data[n], " at row ", n, " is outside [0, ", V,
+           ") (or -1 to ignore the row)");
+    counted += targets.data[n] >= 0;
+  }
+  if (counted == 0) fail("cross_entropy: every one of the ", N, " rows is ignored (target -1)");
   Tensor p = softmax(logits);
   Tensor rl = Tensor::empty({N}, logits.dtype());
   Tensor zc = logits.contiguous();
@@ -129,6 +136,10 @@ Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Te
     for (int64_t n = 0; n < N; ++n) {
       // -log p_t, computed from the logits for accuracy: lse(z) - z_t
       const T* z = pz + n * V;
+      if (targets.data[n] < 0) {
+        pl[n] = 0;
+        continue;
+      }
       T m = z[0];
       for (int64_t v = 1; v < V; ++v) m = z[v] > m ? z[v] : m;
       double s = 0;
@@ -141,22 +152,24 @@ Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Te
   });
   if (probs) *probs = p;
   if (row_loss) *row_loss = rl;
-  return Tensor::full({}, total / N, logits.dtype());
+  return Tensor::full({}, total / counted, logits.dtype());
 }
 
-// dz_nv = dloss * (p_nv - [v == t_n]) / N
+// dz_nv = dloss * (p_nv - [v == t_n]) / N'   (0 on ignored rows)
 Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, double dloss) {
-  int64_t N = probs.size(0), V = probs.size(1);
+  int64_t N = probs.size(0), V = probs.size(1), counted = 0;
+  for (int32_t t : targets.data) counted += t >= 0;
   Tensor dz = Tensor::empty(probs.shape(), probs.dtype());
   dispatch(probs.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T* pp = probs.data<T>();
     T* pd = dz.data<T>();
-    T s = static_cast<T>(dloss / N);
+    T s = static_cast<T>(dloss / counted);
 #pragma omp parallel for if (N * V > kParallelGrain)
     for (int64_t n = 0; n < N; ++n) {
-      for (int64_t v = 0; v < V; ++v) pd[n * V + v] = pp[n * V + v] * s;
-      pd[n * V + targets.data[n]] -= s;
+      T w = targets.data[n] >= 0 ? s : T(0);
+      for (int64_t v = 0; v < V; ++v) pd[n * V + v] = pp[n * V + v] * w;
+      if (targets.data[n] >= 0) pd[n * V + targets.data[n]] -= s;
     }
   });
   return dz;

@@ -470,7 +470,7 @@ Tensor Tensor::squeeze(int64_t d) const {
 
 void cuda_copy(void* dst, const void* src, size_t bytes, Device dst_dev, Device src_dev);
 
-void Tensor::copy_(const Tensor& src) {
+void Tensor::copy_(const Tensor& src) const {
   check_same("copy_", *this, src.device() == device_ ? src : src.to(device_));
   if (src.device() != device_) return copy_(src.to(device_));
   if (device_ != Device::cpu)
@@ -496,7 +496,7 @@ void Tensor::copy_(const Tensor& src) {
   });
 }
 
-void Tensor::fill_(double value) {
+void Tensor::fill_(double value) const {
   if (device_ != Device::cpu) return copy_(Tensor::full(shape_, value, dtype_));
   dispatch(dtype_, [&](auto zero) {
     using T = decltype(zero);

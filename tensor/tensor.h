@@ -134,8 +134,8 @@ class Tensor {
   Tensor clone() const;       // always a fresh contiguous copy
   Tensor to(DType dtype) const;
   Tensor to(Device device) const;
-  void copy_(const Tensor& src);  // same shape (src may broadcast), any strides
-  void fill_(double value);
+  void copy_(const Tensor& src) const;  // writes the data (src may broadcast), any strides
+  void fill_(double value) const;
 
   // ---- autograd (see autograd/) ----
   bool requires_grad() const { return meta_ && meta_->requires_grad; }

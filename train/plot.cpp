@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <stdexcept>
 #include <string_view>
@@ -13,6 +14,10 @@ namespace poslab {
 namespace {
 
 // ---------------------------------------------------------------- text and SVG elements
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw std::invalid_argument(message);
+}
 
 // Fixed-point text that ignores the C++ locale; -0.00 prints as 0.00.
 std::string fixed(double v, int decimals) {
@@ -41,8 +46,8 @@ std::string escape(std::string_view s) {
   return out;
 }
 
-// One attribute, ` name="value"`: numbers print with two decimals (every coordinate in the
-// output does), strings are escaped.
+// One attribute, ` name="value"`: numbers print with two decimals (so does every coordinate
+// in the output), strings are escaped.
 std::string attr(const char* name, double v) {
   return std::string(" ") + name + "=\"" + fixed(v, 2) + "\"";
 }
@@ -50,18 +55,16 @@ std::string attr(const char* name, std::string_view v) {
   return std::string(" ") + name + "=\"" + escape(v) + "\"";
 }
 
-// <name attrs/>, or <name attrs>body</name> where body is markup (already escaped).
+// <name attrs/>, or <name attrs>body</name> where body is markup (already escaped). The
+// newline after it keeps the file readable; inside a <text>, SVG drops it.
 std::string tag(const char* name, const std::string& attrs, const std::string& body = "") {
   const std::string open = std::string("<") + name + attrs;
-  return body.empty() ? open + "/>" : open + ">" + body + "</" + name + ">";
-}
-void put(std::string& out, const char* name, const std::string& attrs,
-         const std::string& body = "") {
-  out += tag(name, attrs, body) + "\n";
+  return (body.empty() ? open + "/>" : open + ">" + body + "</" + name + ">") + "\n";
 }
 
-// Font sizes and tick length, in pixels.
-constexpr double kTitleSize = 15, kLabelSize = 12.5, kTickSize = 11, kTickLen = 5;
+// The font size of tick and legend labels (px; kStyle below sets it), which the layout
+// estimates text widths with, and the length of a tick mark.
+constexpr double kTickSize = 11, kTickLen = 5;
 
 // Approximate rendered width in pixels: a Latin glyph of a sans-serif font is about 0.6 em
 // wide on average, a CJK glyph a full em. Only used to reserve margins and size the legend.
@@ -75,33 +78,44 @@ double text_width(std::string_view s, double font_size) {
   return em * font_size;
 }
 
-// <text> whose baseline starts (anchor "start"), is centred ("middle") or ends at (x, y).
-// A label like "10^6" is drawn with a raised, smaller exponent.
-void text(std::string& out, double x, double y, const std::string& label, double size,
-          const char* anchor, const std::string& extra = "") {
+// <text> with its baseline at y, starting at x (or centred on it with class "middle", ending
+// at it with "end"). A label like "10^6" is drawn with a raised, smaller exponent.
+void text(std::string& out, double x, double y, const std::string& label, const char* cls,
+          const std::string& extra = "") {
   const size_t caret = label.find('^');
   std::string body = escape(label.substr(0, caret));
   if (caret != std::string::npos) {
-    body += tag("tspan", attr("dy", -0.4 * size) + attr("font-size", 0.75 * size),
-                escape(label.substr(caret + 1)));
+    body += tag("tspan", attr("class", "exp") + attr("dy", -4.5), escape(label.substr(caret + 1)));
   }
-  put(out, "text",
-      attr("x", x) + attr("y", y) + attr("font-size", size) + attr("text-anchor", anchor) + extra,
-      body);
+  out += tag("text", attr("x", x) + attr("y", y) + (*cls ? attr("class", cls) : "") + extra, body);
 }
 
-void line(std::string& out, double x1, double y1, double x2, double y2, const char* stroke) {
-  put(out, "line",
-      attr("x1", x1) + attr("y1", y1) + attr("x2", x2) + attr("y2", y2) + attr("stroke", stroke));
+void line(std::string& out, double x1, double y1, double x2, double y2, const char* cls) {
+  out += tag("line", attr("x1", x1) + attr("y1", y1) + attr("x2", x2) + attr("y2", y2) +
+                         attr("class", cls));
 }
+
+// One stylesheet per figure gives each class of element its look, so elements carry only their
+// geometry, colour and class.
+constexpr const char* kStyle = R"(<style>
+text { font-family: 'DejaVu Sans', Helvetica, Arial, sans-serif; font-size: 11px; fill: #222 }
+.title { font-size: 15px; font-weight: bold }  .panel-title { font-size: 13px; font-weight: bold }
+.label { font-size: 12.5px }  .exp { font-size: 8px }
+.middle { text-anchor: middle }  .end { text-anchor: end }
+.grid { stroke: #e6e6e6 }  .tick { stroke: #444 }  .plot-area { fill: none; stroke: #444 }
+.legend { fill: white; fill-opacity: 0.9; stroke: #bbb }
+.series { fill: none; stroke-width: 1.8; stroke-linejoin: round }  .dashed { stroke-dasharray: 6 4 }
+.faint { stroke-width: 1.2; stroke-opacity: 0.6 }  .cells { shape-rendering: crispEdges }
+.reference { fill: none; stroke: #999; stroke-dasharray: 3 3 }
+</style>
+)";
 
 std::string svg_open(double width, double height) {
-  const std::string view = "0 0 " + fixed(width, 2) + " " + fixed(height, 2);
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg" +
          attr("xmlns", "http://www.w3.org/2000/svg") + attr("width", width) +
-         attr("height", height) + attr("viewBox", view) +
-         attr("font-family", "DejaVu Sans, Helvetica, Arial, sans-serif") + ">\n" +
-         tag("rect", attr("width", "100%") + attr("height", "100%") + attr("fill", "white")) + "\n";
+         attr("height", height) +
+         attr("viewBox", "0 0 " + fixed(width, 2) + " " + fixed(height, 2)) + ">\n" + kStyle +
+         tag("rect", attr("width", "100%") + attr("height", "100%") + attr("fill", "white"));
 }
 
 // ---------------------------------------------------------------- colours and markers
@@ -111,48 +125,30 @@ std::string svg_open(double width, double height) {
 const char* const kPalette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
                                 "#E69F00", "#56B4E9", "#000000", "#F0E442"};
 
-// Marker shapes cycle with the series, so curves differ in more than colour: 0 circle,
-// 1 square, 2 diamond, 3 downward triangle; 4, the upward triangle, marks a clipped value.
-// Vertices are offsets from the centre in units of r = 3.2 px.
-const std::vector<std::pair<double, double>> kShapes[] = {
-    {},
-    {{-1, -1}, {1, -1}, {1, 1}, {-1, 1}},
-    {{0, -1.35}, {1.35, 0}, {0, 1.35}, {-1.35, 0}},
-    {{-1.2, -1}, {1.2, -1}, {0, 1.2}},
-    {{-1.5, 1.2}, {1.5, 1.2}, {0, -1.6}}};
-
-void marker(std::string& out, int shape, double x, double y, const std::string& color) {
-  const double r = 3.2;
-  if (shape == 0)
-    return put(out, "circle", attr("cx", x) + attr("cy", y) + attr("r", r) + attr("fill", color));
-  std::string points;
-  for (const auto& [dx, dy] : kShapes[shape]) {
-    points += fixed(x + r * dx, 2) + "," + fixed(y + r * dy, 2) + " ";
-  }
-  points.pop_back();
-  put(out, "polygon", attr("points", points) + attr("fill", color));
+// A dot at a point; an upward triangle where a value was clipped at y_max.
+void marker(std::string& out, bool clipped, double x, double y, const std::string& color) {
+  const std::string points = fixed(x - 4.8, 2) + "," + fixed(y + 3.8, 2) + " " + fixed(x + 4.8, 2) +
+                             "," + fixed(y + 3.8, 2) + " " + fixed(x, 2) + "," + fixed(y - 5.1, 2);
+  out += clipped
+             ? tag("polygon", attr("points", points) + attr("fill", color))
+             : tag("circle", attr("cx", x) + attr("cy", y) + attr("r", 3.2) + attr("fill", color));
 }
 
-// Viridis (matplotlib), sampled at t = 0, 0.1, ..., 1 and linearly interpolated between.
-const unsigned kViridis[11] = {0x440154, 0x482475, 0x414487, 0x355f8d, 0x2a788e, 0x21918c,
-                               0x22a884, 0x44bf70, 0x7ad151, 0xbddf26, 0xfde725};
-
-std::string hex_color(unsigned rgb) {
-  const char* digits = "0123456789abcdef";
-  std::string s = "#";
-  for (int shift = 20; shift >= 0; shift -= 4) s += digits[(rgb >> shift) & 0xF];
-  return s;
-}
-
-std::string viridis(double t) {  // t in [0, 1]
+// Viridis (matplotlib) sampled at t = 0, 0.1, ..., 1 and linearly interpolated in between:
+// perceptually uniform, colour-blind safe, and still ordered when printed in grey.
+std::string viridis(double t) {
+  const unsigned kAnchors[11] = {0x440154, 0x482475, 0x414487, 0x355f8d, 0x2a788e, 0x21918c,
+                                 0x22a884, 0x44bf70, 0x7ad151, 0xbddf26, 0xfde725};
   t = std::clamp(t, 0.0, 1.0) * 10;
   const int i = std::min(static_cast<int>(t), 9);
   unsigned rgb = 0;
-  for (int shift = 16; shift >= 0; shift -= 8) {
-    const double a = (kViridis[i] >> shift) & 0xFF, b = (kViridis[i + 1] >> shift) & 0xFF;
+  for (int shift = 16; shift >= 0; shift -= 8) {  // red, green, blue
+    const double a = (kAnchors[i] >> shift) & 0xFF, b = (kAnchors[i + 1] >> shift) & 0xFF;
     rgb |= static_cast<unsigned>(std::lround(a + (t - i) * (b - a))) << shift;
   }
-  return hex_color(rgb);
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "#%06x", rgb);
+  return buf;
 }
 
 // ---------------------------------------------------------------- axes and ticks
@@ -186,11 +182,11 @@ double nice_step(double span, int parts) {
   return 10 * decade;
 }
 
-// As many decimals as the step needs; steps of 1000 and more print as "2k", "1.5M".
+// As many decimals as the step needs; steps of 1000 and more print as "2k", "40M".
 std::string linear_label(double v, double step) {
-  if (std::abs(v) < 1e-9 * step) return "0";
-  if (step >= 1e6) return linear_label(v / 1e6, step / 1e6) + "M";
-  if (step >= 1e3) return linear_label(v / 1e3, step / 1e3) + "k";
+  const bool zero = std::abs(v) < 1e-9 * step;  // printed plain: "0", not "0k"
+  if (step >= 1e6 && !zero) return linear_label(v / 1e6, step / 1e6) + "M";
+  if (step >= 1e3 && !zero) return linear_label(v / 1e3, step / 1e3) + "k";
   return fixed(v, std::max(0, static_cast<int>(std::ceil(-std::log10(step) - 1e-9))));
 }
 
@@ -209,26 +205,19 @@ Axis linear_axis(double lo, double hi, int parts) {
   return a;
 }
 
-std::string pow2_label(int k) {                     // 2^k as 0.25, 256, 4k, 1M
+std::string pow2_label(int k) {  // 2^k as 0.25, 256, 4k, 1M
+  if (k < -10 || k >= 30) return "2^" + std::to_string(k);
   if (k < 0) return fixed(std::ldexp(1.0, k), -k);  // 2^-k has exactly k decimals
   if (k < 10) return std::to_string(1 << k);
   if (k < 20) return std::to_string(1 << (k - 10)) + "k";
-  if (k < 30) return std::to_string(1 << (k - 20)) + "M";
-  return "2^" + std::to_string(k);
+  return std::to_string(1 << (k - 20)) + "M";
 }
 
-std::string decade_label(int m, int d) {  // m 10^d as 0.02, 5, 100, 2k, 500k, 10^6, 2×10^-5
-  if (d < -3 || d >= 6) return (m == 1 ? "" : std::to_string(m) + "×") + "10^" + std::to_string(d);
+// m 10^d as 0.02, 5, 100, 2k, 500k; as 10^6 or 2×10^-5 on an axis reaching past [0.001, 1M).
+std::string decade_label(int m, int d, bool sci) {
+  if (sci) return (m == 1 ? "" : std::to_string(m) + "×") + "10^" + std::to_string(d);
   if (d >= 3) return std::to_string(m * static_cast<int>(std::pow(10, d - 3))) + "k";
   return fixed(m * std::pow(10.0, d), std::max(0, -d));
-}
-
-bool all_powers_of_two(const std::vector<double>& values) {
-  for (const double v : values) {
-    int e;
-    if (std::frexp(v, &e) != 0.5) return false;  // v = m 2^e with m in [0.5, 1)
-  }
-  return !values.empty();
 }
 
 // `values` are finite and positive. plot.h spells out the range and the tick rules.
@@ -241,7 +230,12 @@ Axis log_axis(const std::vector<double>& values) {
     a.lo = *mn * std::exp(-pad), a.hi = *mx * std::exp(pad);
   }
   const auto inside = [&](double v) { return v >= a.lo * (1 - 1e-9) && v <= a.hi * (1 + 1e-9); };
-  if (all_powers_of_two(values)) {  // a tick on every 2^k, every s-th labelled: <= 8 labels
+  const auto power_of_two = [](double v) {
+    int e;
+    return std::frexp(v, &e) == 0.5;  // v = m 2^e with m in [0.5, 1)
+  };
+  if (!values.empty() && std::all_of(values.begin(), values.end(), power_of_two)) {
+    // A tick on every 2^k; every s-th one labelled, so at most 8 labels.
     const int k0 = static_cast<int>(std::ceil(std::log2(a.lo)));
     const int k1 = static_cast<int>(std::floor(std::log2(a.hi)));
     const int s = (k1 - k0 + 8) / 8;  // ceil((k1 - k0 + 1) / 8)
@@ -252,40 +246,40 @@ Axis log_axis(const std::vector<double>& values) {
   }
   const int d0 = static_cast<int>(std::floor(std::log10(a.lo)));
   const int d1 = static_cast<int>(std::ceil(std::log10(a.hi)));
-  const int s = (d1 - d0 + 7) / 8;  // label every s-th decade: <= 8 decade labels
-  // Label m 10^d for m = 1; if that gives fewer than three labels (a short range), also for
-  // m = 2, 5; failing that, for every m. Other m become minor ticks (none past 8 decades).
-  std::vector<int> labelled;
-  for (const auto& ms : {std::vector<int>{1}, {1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
-    labelled = ms;
+  const int s = (d1 - d0 + 7) / 8;  // label every s-th decade: at most 8 decade labels
+  const bool sci = a.lo < 1e-3 || a.hi >= 1e6;
+  // Which m in m 10^d get a label, as a bit mask (bit m): m = 1; if that gives fewer than
+  // three labels (a short range), m = 1, 2, 5; failing that, every m. Others are minor ticks.
+  int labelled = 0;
+  for (const int mask : {0b10, 0b100110, 0b1111111110}) {
     int count = 0;
     for (int d = d0; d <= d1; ++d) {
-      for (const int m : ms) count += inside(m * std::pow(10.0, d));
+      for (int m = 1; m <= 9; ++m) count += (mask >> m & 1) && inside(m * std::pow(10.0, d));
     }
+    labelled = mask;
     if (count >= 3) break;
   }
   for (int d = d0; d <= d1; ++d) {
-    for (int m = 1; m <= (s > 1 ? 1 : 9); ++m) {
+    for (int m = 1; m <= (s > 1 ? 1 : 9); ++m) {  // no minor ticks past 8 decades
       const double v = m * std::pow(10.0, d);
-      const bool major =
-          std::find(labelled.begin(), labelled.end(), m) != labelled.end() && (d % s + s) % s == 0;
-      if (inside(v)) a.ticks.push_back({v, major ? decade_label(m, d) : ""});
+      const bool major = (labelled >> m & 1) && (d % s + s) % s == 0;
+      if (inside(v)) a.ticks.push_back({v, major ? decade_label(m, d, sci) : ""});
     }
   }
   return a;
 }
+
+// ---------------------------------------------------------------- frame, legend, series
+
+struct Frame {
+  double left, top, right, bottom;
+};
 
 double widest_label(const Axis& a) {
   double w = 0;
   for (const auto& t : a.ticks) w = std::max(w, text_width(t.label, kTickSize));
   return w;
 }
-
-// ---------------------------------------------------------------- frame and legend
-
-struct Frame {
-  double left, top, right, bottom;
-};
 
 // Margins around the plot area, from the edge of the image inwards:
 //   top:    the title's baseline at 26 px; the plot area starts at 40 px (14 px untitled)
@@ -301,84 +295,76 @@ Frame frame_for(double width, double height, const Axis& x, const Axis& y, bool 
 
 // Grid lines at labelled ticks (if `grid`), tick marks outside the area, tick labels, and
 // the frame, which the tests find as <rect class="plot-area">.
-void draw_axes(std::string& out, const Frame& f, const Axis& x, const Axis& y, bool grid = true) {
+void draw_axes(std::string& out, const Frame& f, const Axis& x, const Axis& y, bool grid) {
   for (const auto& t : x.ticks) {
     const double px = x.to_px(t.value);
-    if (grid && !t.label.empty()) line(out, px, f.top, px, f.bottom, "#e6e6e6");
-    line(out, px, f.bottom, px, f.bottom + (t.label.empty() ? 3 : kTickLen), "#444");
-    if (!t.label.empty()) text(out, px, f.bottom + 19, t.label, kTickSize, "middle");
+    if (grid && !t.label.empty()) line(out, px, f.top, px, f.bottom, "grid");
+    line(out, px, f.bottom, px, f.bottom + (t.label.empty() ? 3 : kTickLen), "tick");
+    if (!t.label.empty()) text(out, px, f.bottom + 19, t.label, "middle");
   }
   for (const auto& t : y.ticks) {
     const double py = y.to_px(t.value);
-    if (grid && !t.label.empty()) line(out, f.left, py, f.right, py, "#e6e6e6");
-    line(out, f.left - (t.label.empty() ? 3 : kTickLen), py, f.left, py, "#444");
+    if (grid && !t.label.empty()) line(out, f.left, py, f.right, py, "grid");
+    line(out, f.left - (t.label.empty() ? 3 : kTickLen), py, f.left, py, "tick");
     // +0.35 em moves the baseline down so the middle of the digits sits on the tick
-    if (!t.label.empty()) text(out, f.left - 9, py + 0.35 * kTickSize, t.label, kTickSize, "end");
+    if (!t.label.empty()) text(out, f.left - 9, py + 0.35 * kTickSize, t.label, "end");
   }
-  put(out, "rect",
-      attr("class", "plot-area") + attr("x", f.left) + attr("y", f.top) +
-          attr("width", f.right - f.left) + attr("height", f.bottom - f.top) +
-          attr("fill", "none") + attr("stroke", "#444"));
+  out += tag("rect", attr("class", "plot-area") + attr("x", f.left) + attr("y", f.top) +
+                         attr("width", f.right - f.left) + attr("height", f.bottom - f.top));
 }
 
 // The title centred over the plot area; axis labels centred along their axes.
-void draw_titles(std::string& out, const Frame& f, const std::string& title, double title_size,
-                 const std::string& xlabel, const std::string& ylabel) {
+void draw_titles(std::string& out, const Frame& f, const std::string& title,
+                 const char* title_class, const std::string& xlabel, const std::string& ylabel) {
   const double cx = (f.left + f.right) / 2, cy = (f.top + f.bottom) / 2;
-  if (!title.empty()) text(out, cx, 26, title, title_size, "middle", attr("font-weight", "bold"));
-  if (!xlabel.empty()) text(out, cx, f.bottom + 40, xlabel, kLabelSize, "middle");
+  if (!title.empty()) text(out, cx, 26, title, title_class);
+  if (!xlabel.empty()) text(out, cx, f.bottom + 40, xlabel, "label middle");
   if (!ylabel.empty()) {
-    text(out, 16, cy, ylabel, kLabelSize, "middle",
+    text(out, 16, cy, ylabel, "label middle",
          attr("transform", "rotate(-90 16 " + fixed(cy, 2) + ")"));
   }
 }
 
 struct LegendEntry {
   std::string label, color;
-  bool line, dashed;
-  int shape;  // marker shape, -1 for none
+  bool line, dashed, dot, triangle;  // what the sample shows
 };
+using Points = std::vector<std::pair<double, double>>;
 
 // A box with an 18 px row per entry: a 24 px sample of the line with the marker in its middle,
-// then the label. It goes into the corner of the plot area that covers the fewest of `points`
+// then the label. It goes into the corner of the plot area that covers the fewest of `drawn`
 // (pixel positions of what was drawn), trying top-right, top-left, bottom-right, bottom-left.
 void draw_legend(std::string& out, const Frame& f, const std::vector<LegendEntry>& entries,
-                 const std::vector<std::pair<double, double>>& points) {
+                 const Points& drawn) {
   if (entries.empty()) return;
   double label_w = 0;
   for (const auto& e : entries) label_w = std::max(label_w, text_width(e.label, kTickSize));
   const double w = 10 + 24 + 6 + label_w + 10, h = 18.0 * entries.size() + 8, inset = 8;
-  double best_x = 0, best_y = 0;
+  double bx = 0, by = 0;
   size_t best = SIZE_MAX;
   for (const bool top : {true, false}) {
     for (const bool right : {true, false}) {
       const double x = right ? f.right - inset - w : f.left + inset;
       const double y = top ? f.top + inset : f.bottom - inset - h;
-      size_t covered = 0;
-      for (const auto& [px, py] : points) {
-        covered += px >= x && px <= x + w && py >= y && py <= y + h;
-      }
-      if (covered < best) best = covered, best_x = x, best_y = y;
+      const auto covered = std::count_if(drawn.begin(), drawn.end(), [&](const auto& p) {
+        return p.first >= x && p.first <= x + w && p.second >= y && p.second <= y + h;
+      });
+      if (static_cast<size_t>(covered) < best) best = covered, bx = x, by = y;
     }
   }
-  out += "<g class=\"legend\">\n";
-  put(out, "rect",
-      attr("x", best_x) + attr("y", best_y) + attr("width", w) + attr("height", h) +
-          attr("fill", "white") + attr("fill-opacity", 0.9) + attr("stroke", "#bbb") +
-          attr("rx", 3));
+  out += tag("rect", attr("class", "legend") + attr("x", bx) + attr("y", by) + attr("width", w) +
+                         attr("height", h) + attr("rx", 3));
   for (size_t i = 0; i < entries.size(); ++i) {
     const auto& e = entries[i];
-    const double cy = best_y + 13 + 18.0 * i, x0 = best_x + 10;
+    const double cy = by + 13 + 18.0 * i, x0 = bx + 10;
     if (e.line) {
-      put(out, "line",
-          attr("x1", x0) + attr("y1", cy) + attr("x2", x0 + 24) + attr("y2", cy) +
-              attr("stroke", e.color) + attr("stroke-width", 1.8) +
-              attr("stroke-dasharray", e.dashed ? "6 4" : "none"));
+      out += tag("line", attr("x1", x0) + attr("y1", cy) + attr("x2", x0 + 24) + attr("y2", cy) +
+                             attr("class", e.dashed ? "series dashed" : "series") +
+                             attr("stroke", e.color));
     }
-    if (e.shape >= 0) marker(out, e.shape, x0 + 12, cy, e.color);
-    text(out, x0 + 30, cy + 0.35 * kTickSize, e.label, kTickSize, "start");
+    if (e.dot || e.triangle) marker(out, e.triangle, x0 + 12, cy, e.color);
+    text(out, x0 + 30, cy + 0.35 * kTickSize, e.label, "");
   }
-  out += "</g>\n";
 }
 
 // Draws series k as one <path> plus its markers and adds its legend entry. "M" in the path
@@ -386,15 +372,12 @@ void draw_legend(std::string& out, const Frame& f, const std::vector<LegendEntry
 // on a log axis) lifts the pen, which leaves the gap. y values above `clip` are drawn at clip,
 // marked with an upward triangle; returns whether any were.
 bool draw_series(std::string& out, const Series& s, size_t k, const Axis& x, const Axis& y,
-                 std::optional<double> clip, bool connect, double opacity,
-                 std::vector<std::pair<double, double>>& drawn, std::vector<LegendEntry>& legend) {
-  if (s.x.size() != s.y.size()) {
-    throw std::invalid_argument(
-        "plot: expected series '" + s.label + "' to have as many x as y values, but got " +
-        std::to_string(s.x.size()) + " x and " + std::to_string(s.y.size()) + " y");
-  }
+                 std::optional<double> clip, const char* line_class, Points& drawn,
+                 std::vector<LegendEntry>& legend) {
+  require(s.x.size() == s.y.size(),
+          "plot: expected series '" + s.label + "' to have as many x as y values, but got " +
+              std::to_string(s.x.size()) + " x and " + std::to_string(s.y.size()) + " y");
   const std::string color = s.color.empty() ? kPalette[k % 8] : s.color;
-  const int shape = static_cast<int>(k % 4);
   std::string d, marks;
   bool pen_down = false, clipped = false;
   for (size_t i = 0; i < s.x.size(); ++i) {
@@ -404,7 +387,7 @@ bool draw_series(std::string& out, const Series& s, size_t k, const Axis& x, con
     }
     const bool over = clip && s.y[i] > *clip;
     const double px = x.to_px(s.x[i]), py = y.to_px(over ? *clip : s.y[i]);
-    if (pen_down) {  // sample the segment too, so the legend avoids lines as well as points
+    if (pen_down && line_class) {  // sample the segment, so the legend avoids lines too
       const auto [qx, qy] = drawn.back();
       for (int j = 1; j < 8; ++j) drawn.push_back({qx + (px - qx) * j / 8, qy + (py - qy) * j / 8});
     }
@@ -412,36 +395,27 @@ bool draw_series(std::string& out, const Series& s, size_t k, const Axis& x, con
     drawn.push_back({px, py});
     pen_down = true;
     clipped |= over;
-    if (over || s.markers) marker(marks, over ? 4 : shape, px, py, color);
+    if (over || s.markers) marker(marks, over, px, py, color);
   }
-  if (connect && !d.empty()) {
-    d.pop_back();
-    put(out, "path",
-        attr("d", d) + attr("fill", "none") + attr("stroke", color) + attr("stroke-width", 1.8) +
-            attr("stroke-opacity", opacity) + attr("stroke-linejoin", "round") +
-            attr("stroke-dasharray", s.dashed ? "6 4" : "none"));
+  if (line_class && !d.empty()) {
+    out += tag("path", attr("d", d.substr(0, d.size() - 1)) +
+                           attr("class", std::string(line_class) + (s.dashed ? " dashed" : "")) +
+                           attr("stroke", color));
   }
   out += marks;
-  if (!s.label.empty())
-    legend.push_back({s.label, color, connect, s.dashed, s.markers ? shape : -1});
+  if (!s.label.empty()) {
+    legend.push_back({s.label, color, line_class != nullptr, s.dashed, s.markers, false});
+  }
   return clipped;
 }
 
-// What line plots and scatter plots share: series on x-y axes, with a legend.
-struct XYPlot {
-  const std::string &title, &xlabel, &ylabel;
-  const std::vector<Series>& series;
-  double width, height;
-  bool log_x, log_y;
-  std::optional<double> y_max;
-  bool equal_aspect, connect, unit_circle;
-  double opacity;  // of the lines joining points
-};
-
-std::string render_xy(const XYPlot& p) {
+// What line plots and scatter plots share: series on x-y axes, with a legend. The scatter plot
+// adds equal aspect and the unit circle; its lines (if any) are `line_class` "series faint".
+std::string render_xy(const LinePlot& p, bool equal_aspect, bool unit_circle,
+                      const char* line_class) {
   // Axis ranges cover the points that can be drawn, with y above y_max counted as y_max.
   std::vector<double> xs, ys;
-  if (p.unit_circle) xs = ys = {-1, 1};
+  if (unit_circle) xs = ys = {-1, 1};
   for (const auto& s : p.series) {
     for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
       const double yv = p.y_max ? std::min(s.y[i], *p.y_max) : s.y[i];
@@ -460,7 +434,7 @@ std::string render_xy(const XYPlot& p) {
   Axis x = make_axis(xs, p.log_x), y = make_axis(ys, p.log_y);
   Frame f =
       frame_for(p.width, p.height, x, y, !p.title.empty(), !p.xlabel.empty(), !p.ylabel.empty());
-  if (p.equal_aspect && !p.log_x && !p.log_y) {
+  if (equal_aspect) {
     // Pixels per unit must match on both axes: take the smaller of the two scales and shrink
     // the other side of the plot area to fit, keeping it centred.
     const double w = f.right - f.left, h = f.bottom - f.top;
@@ -472,92 +446,47 @@ std::string render_xy(const XYPlot& p) {
   y.px_lo = f.bottom, y.px_hi = f.top;
 
   std::string out = svg_open(p.width, p.height);
-  draw_axes(out, f, x, y);
-  draw_titles(out, f, p.title, kTitleSize, p.xlabel, p.ylabel);
-  if (p.unit_circle) {
-    put(out, "ellipse",
-        attr("cx", x.to_px(0)) + attr("cy", y.to_px(0)) + attr("rx", x.to_px(1) - x.to_px(0)) +
-            attr("ry", y.to_px(0) - y.to_px(1)) + attr("fill", "none") + attr("stroke", "#999") +
-            attr("stroke-dasharray", "3 3"));
+  draw_axes(out, f, x, y, /*grid=*/true);
+  draw_titles(out, f, p.title, "title middle", p.xlabel, p.ylabel);
+  if (unit_circle) {
+    out += tag("ellipse", attr("class", "reference") + attr("cx", x.to_px(0)) +
+                              attr("cy", y.to_px(0)) + attr("rx", x.to_px(1) - x.to_px(0)) +
+                              attr("ry", y.to_px(0) - y.to_px(1)));
   }
   std::vector<LegendEntry> legend;
-  std::vector<std::pair<double, double>> drawn;  // pixel points, for placing the legend
+  Points drawn;  // pixel positions, for placing the legend
   bool clipped = false;
   for (size_t k = 0; k < p.series.size(); ++k) {
-    clipped |= draw_series(out, p.series[k], k, x, y, p.y_max, p.connect, p.opacity, drawn, legend);
+    clipped |= draw_series(out, p.series[k], k, x, y, p.y_max, line_class, drawn, legend);
   }
   if (clipped) {
     char buf[32];
     const auto res = std::to_chars(buf, buf + sizeof buf, *p.y_max, std::chars_format::general, 4);
     legend.push_back(
-        {"above " + std::string(buf, res.ptr) + " (clipped)", "#666", false, false, 4});
+        {"above " + std::string(buf, res.ptr) + " (clipped)", "#666", false, false, false, true});
   }
   draw_legend(out, f, legend, drawn);
   return out + "</svg>\n";
 }
 
-}  // namespace
-
-std::string render_line_plot(const LinePlot& p) {
-  return render_xy({p.title, p.xlabel, p.ylabel, p.series, p.width, p.height, p.log_x, p.log_y,
-                    p.y_max, false, true, false, 1.0});
-}
-
-std::string render_scatter(const ScatterPlot& p) {
-  return render_xy({p.title, p.xlabel, p.ylabel, p.series, p.width, p.height, false, false,
-                    std::nullopt, p.equal_aspect, p.connect, p.unit_circle, 0.6});
-}
-
 // ---------------------------------------------------------------- heatmaps
 
-namespace {
-
-// A vertical bar with the viridis gradient from vmin (bottom) to vmax (top), labelled on the
-// right with the nice ticks that fall inside [vmin, vmax]. kBarRoom is the width it takes.
-constexpr double kBarGap = 14, kBarWidth = 14, kBarRoom = kBarGap + kBarWidth + 50;
-
-void draw_colorbar(std::string& out, double x, double top, double bottom, double vmin,
-                   double vmax) {
-  std::string stops;
-  for (int i = 0; i <= 10; ++i) {
-    stops += tag("stop", attr("offset", i / 10.0) + attr("stop-color", hex_color(kViridis[i])));
-  }
-  out += "<defs>" +
-         tag("linearGradient",
-             attr("id", "viridis") + attr("x1", 0) + attr("y1", 1) + attr("x2", 0) + attr("y2", 0),
-             stops) +
-         "</defs>\n";
-  put(out, "rect",
-      attr("x", x) + attr("y", top) + attr("width", kBarWidth) + attr("height", bottom - top) +
-          attr("fill", "url(#viridis)") + attr("stroke", "#444"));
-  Axis a = linear_axis(vmin, vmax, 5);
-  a.lo = vmin, a.hi = vmax, a.px_lo = bottom, a.px_hi = top;
-  for (const auto& t : a.ticks) {
-    if (t.value < vmin - 1e-9 * (vmax - vmin) || t.value > vmax + 1e-9 * (vmax - vmin)) continue;
-    const double py = a.to_px(t.value);
-    line(out, x + kBarWidth, py, x + kBarWidth + kTickLen, py, "#444");
-    text(out, x + kBarWidth + kTickLen + 3, py + 0.35 * kTickSize, t.label, kTickSize, "start");
-  }
-}
-
-// Draws one heatmap into the box (0, 0, m.width, m.height) and returns where the matrix went.
-// Layout: margins as in frame_for (leaving kBarRoom on the right if there is a colour bar),
-// then square cells of side  cell = min(room_w / cols, room_h / rows)  from the top-left.
-Frame draw_heatmap(std::string& out, const Heatmap& m, bool bar, double title_size) {
+// Draws heatmap m into the box (0, 0, width, m.height) and returns where the matrix went.
+// Layout: margins as in frame_for, then square cells of side
+//   cell = min(room_w / cols, room_h / rows)
+// filling the room left by the margins from its top-left corner.
+Frame draw_heatmap(std::string& out, const Heatmap& m, double width, const char* title_class) {
   const size_t rows = m.values.size(), cols = rows ? m.values[0].size() : 0;
   for (size_t i = 0; i < rows; ++i) {
-    if (m.values[i].size() != cols) {
-      throw std::invalid_argument("render_heatmap: expected every row to have " +
-                                  std::to_string(cols) + " values, but row " + std::to_string(i) +
-                                  " has " + std::to_string(m.values[i].size()));
-    }
+    require(m.values[i].size() == cols, "render_heatmap: expected every row to have " +
+                                            std::to_string(cols) + " values, but row " +
+                                            std::to_string(i) + " has " +
+                                            std::to_string(m.values[i].size()));
   }
-  if (!(m.vmin < m.vmax)) {
-    throw std::invalid_argument("render_heatmap: expected vmin < vmax, but got vmin = " +
-                                fixed(m.vmin, 6) + ", vmax = " + fixed(m.vmax, 6));
-  }
-  // Index ticks 0, step, 2 step, ... (integer steps 1, 2, 5, 10, ...). Index v names the cell
-  // [v, v + 1), so its tick sits at the cell's centre, v + 0.5.
+  require(m.vmin < m.vmax, "render_heatmap: expected vmin < vmax, but got vmin = " +
+                               fixed(m.vmin, 6) + ", vmax = " + fixed(m.vmax, 6));
+  // Index ticks at 0, step, 2 step, ... (integer steps 1, 2, 5, 10, ...). Index v names the
+  // cell [v, v + 1), so its tick sits at the cell's centre, v + 0.5.
   const auto index_axis = [](size_t n) {
     Axis a;
     a.hi = std::max<double>(n, 1);
@@ -566,71 +495,110 @@ Frame draw_heatmap(std::string& out, const Heatmap& m, bool bar, double title_si
     return a;
   };
   Axis x = index_axis(cols), y = index_axis(rows);
-  Frame f = frame_for(m.width - (bar ? kBarRoom : 0), m.height, x, y, !m.title.empty(),
-                      !m.xlabel.empty(), !m.ylabel.empty());
+  Frame f =
+      frame_for(width, m.height, x, y, !m.title.empty(), !m.xlabel.empty(), !m.ylabel.empty());
   const double cell = std::max(0.0, std::min((f.right - f.left) / x.hi, (f.bottom - f.top) / y.hi));
   f.right = f.left + cell * x.hi, f.bottom = f.top + cell * y.hi;
   x.px_lo = f.left, x.px_hi = f.right;
   y.px_lo = f.top, y.px_hi = f.bottom;  // row 0 at the top
-  // crispEdges: neighbouring cells meet without anti-aliased hairlines between them.
-  out += "<g shape-rendering=\"crispEdges\">\n";
+  // class "cells" renders with crispEdges: neighbouring cells meet without hairline seams.
+  out += "<g class=\"cells\">\n";
   for (size_t i = 0; i < rows; ++i) {
     for (size_t j = 0; j < cols; ++j) {
       const double v = m.values[i][j];
       if (!std::isfinite(v)) continue;  // e.g. a causal mask: left empty
-      put(out, "rect",
-          attr("x", f.left + cell * j) + attr("y", f.top + cell * i) + attr("width", cell) +
-              attr("height", cell) + attr("fill", viridis((v - m.vmin) / (m.vmax - m.vmin))));
+      out += tag("rect", attr("x", f.left + cell * j) + attr("y", f.top + cell * i) +
+                             attr("width", cell) + attr("height", cell) +
+                             attr("fill", viridis((v - m.vmin) / (m.vmax - m.vmin))));
     }
   }
   out += "</g>\n";
   draw_axes(out, f, x, y, /*grid=*/false);  // grid lines would cover cells
-  draw_titles(out, f, m.title, title_size, m.xlabel, m.ylabel);
-  if (bar) draw_colorbar(out, f.right + kBarGap, f.top, f.bottom, m.vmin, m.vmax);
+  draw_titles(out, f, m.title, title_class, m.xlabel, m.ylabel);
   return f;
+}
+
+// A vertical bar, kBarWidth wide, kBarGap right of the matrix: the viridis gradient from vmin
+// (bottom) to vmax (top), labelled on its right with the nice ticks inside [vmin, vmax].
+// kBarRoom is the width it needs, labels included.
+constexpr double kBarGap = 14, kBarWidth = 14, kBarRoom = kBarGap + kBarWidth + 50;
+
+void draw_colorbar(std::string& out, double x, double top, double bottom, double vmin,
+                   double vmax) {
+  std::string stops;
+  for (int i = 0; i <= 10; ++i) {
+    stops += tag("stop", attr("offset", i / 10.0) + attr("stop-color", viridis(i / 10.0)));
+  }
+  out += "<defs>\n" +
+         tag("linearGradient",
+             attr("id", "viridis") + attr("x1", 0) + attr("y1", 1) + attr("x2", 0) + attr("y2", 0),
+             stops) +
+         "</defs>\n" +
+         tag("rect", attr("x", x) + attr("y", top) + attr("width", kBarWidth) +
+                         attr("height", bottom - top) + attr("fill", "url(#viridis)") +
+                         attr("stroke", "#444"));
+  Axis a = linear_axis(vmin, vmax, 5);
+  a.lo = vmin, a.hi = vmax, a.px_lo = bottom, a.px_hi = top;
+  for (const auto& t : a.ticks) {
+    if (t.value < vmin - 1e-9 * (vmax - vmin) || t.value > vmax + 1e-9 * (vmax - vmin)) continue;
+    const double py = a.to_px(t.value);
+    line(out, x + kBarWidth, py, x + kBarWidth + kTickLen, py, "tick");
+    text(out, x + kBarWidth + kTickLen + 3, py + 0.35 * kTickSize, t.label, "");
+  }
 }
 
 }  // namespace
 
+std::string render_line_plot(const LinePlot& p) {
+  return render_xy(p, false, false, "series");
+}
+
+std::string render_scatter(const ScatterPlot& p) {
+  const LinePlot xy{p.title, p.xlabel, p.ylabel, false, false, p.series, p.width, p.height, {}};
+  return render_xy(xy, p.equal_aspect, p.unit_circle, p.connect ? "series faint" : nullptr);
+}
+
 std::string render_heatmap(const Heatmap& m) {
   std::string out = svg_open(m.width, m.height);
-  draw_heatmap(out, m, true, kTitleSize);
+  const Frame f = draw_heatmap(out, m, m.width - kBarRoom, "title middle");
+  draw_colorbar(out, f.right + kBarGap, f.top, f.bottom, m.vmin, m.vmax);
   return out + "</svg>\n";
 }
 
 std::string render_heatmap_grid(const std::string& title, const std::vector<Heatmap>& panels,
                                 int columns) {
-  if (panels.empty() || columns < 1) {
-    throw std::invalid_argument(
-        "render_heatmap_grid: expected at least one panel and one column, but got " +
-        std::to_string(panels.size()) + " panels and " + std::to_string(columns) + " columns");
-  }
+  require(!panels.empty() && columns >= 1,
+          "render_heatmap_grid: expected at least one panel and one column, but got " +
+              std::to_string(panels.size()) + " panels and " + std::to_string(columns) +
+              " columns");
   for (const auto& p : panels) {
-    if (p.vmin != panels[0].vmin || p.vmax != panels[0].vmax) {
-      throw std::invalid_argument("render_heatmap_grid: expected every panel on the scale of '" +
-                                  panels[0].title + "', but '" + p.title + "' has its own");
-    }
+    require(p.vmin == panels[0].vmin && p.vmax == panels[0].vmax,
+            "render_heatmap_grid: expected every panel on the colour scale of '" + panels[0].title +
+                "', but '" + p.title + "' has its own vmin, vmax");
   }
-  // Every panel gets a cell as large as the largest panel, below a 36 px title row; the shared
-  // colour bar stands to the right, spanning the matrices from the first row to the last.
+  // Every panel gets a cell as large as the largest panel, below a 36 px title row. The
+  // shared colour bar stands kBarGap right of the rightmost matrix and spans the matrices from
+  // the first row to the last, so the panels are drawn first to find where those lie.
   double cw = 0, ch = 0;
   for (const auto& p : panels) cw = std::max(cw, p.width), ch = std::max(ch, p.height);
   const size_t ncol = std::min<size_t>(columns, panels.size());
   const size_t nrow = (panels.size() + ncol - 1) / ncol;
-  const double head = title.empty() ? 0 : 36, width = ncol * cw + kBarRoom;
-
-  std::string out = svg_open(width, head + nrow * ch);
-  if (!title.empty())
-    text(out, width / 2, 26, title, kTitleSize, "middle", attr("font-weight", "bold"));
-  double bar_top = INFINITY, bar_bottom = 0;
+  const double head = title.empty() ? 0 : 36;
+  std::string body;
+  double bar_x = 0, bar_top = INFINITY, bar_bottom = 0;
   for (size_t k = 0; k < panels.size(); ++k) {
     const double ox = (k % ncol) * cw, oy = head + (k / ncol) * ch;
-    out += "<g transform=\"translate(" + fixed(ox, 2) + "," + fixed(oy, 2) + ")\">\n";
-    const Frame f = draw_heatmap(out, panels[k], false, 13);
-    out += "</g>\n";
+    body += "<g transform=\"translate(" + fixed(ox, 2) + "," + fixed(oy, 2) + ")\">\n";
+    const Frame f = draw_heatmap(body, panels[k], panels[k].width, "panel-title middle");
+    body += "</g>\n";
+    bar_x = std::max(bar_x, ox + f.right + kBarGap);
     bar_top = std::min(bar_top, oy + f.top), bar_bottom = std::max(bar_bottom, oy + f.bottom);
   }
-  draw_colorbar(out, ncol * cw + kBarGap, bar_top, bar_bottom, panels[0].vmin, panels[0].vmax);
+  const double width = bar_x - kBarGap + kBarRoom;
+  std::string out = svg_open(width, head + nrow * ch);
+  if (!title.empty()) text(out, width / 2, 26, title, "title middle");
+  out += body;
+  draw_colorbar(out, bar_x, bar_top, bar_bottom, panels[0].vmin, panels[0].vmax);
   return out + "</svg>\n";
 }
 

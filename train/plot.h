@@ -1,6 +1,6 @@
 // plot.h — a small, dependency-free SVG plot writer for the study report.
 //
-// Three kinds of figure, each rendered to a complete SVG document (a std::string):
+// Each renderer returns a complete SVG document (a std::string):
 //   render_line_plot     loss / metric curves; linear or log axes, legend, clipping at y_max
 //   render_scatter       points in the plane with equal aspect, e.g. RoPE rotations (cos, sin)
 //   render_heatmap       a matrix, row i top to bottom, column j left to right (attention maps)
@@ -13,8 +13,10 @@
 //     cell. On a log axis, values <= 0 are skipped the same way.
 //   - All text (titles, labels, legend entries, colours) is XML-escaped; UTF-8 passes through.
 //   - Series without a colour take the next colour of the Okabe–Ito palette, which stays
-//     distinguishable under the common forms of colour blindness; the marker shape cycles too.
+//     distinguishable under the common forms of colour blindness; `dashed` adds a second cue.
 //   - Heatmaps use the viridis scale (perceptually uniform, colour-blind safe, prints in grey).
+//   - Invalid input (x and y of different lengths, ragged heatmap rows, vmin >= vmax) throws
+//     std::invalid_argument: "render_heatmap: expected every row to have 8 values, but ...".
 //
 // Axis layout (what the tests recompute). The plot area is the <rect class="plot-area">
 // in the output, spanning pixels [left, right] x [top, bottom]. A value v lands at
@@ -25,7 +27,8 @@
 // [lo, hi] is the data range widened by 4% of its log-span on each side (a factor of 2 each
 // side when all values are equal). If every value on a log axis is a power of two (context
 // lengths), ticks sit on powers of two, labelled 256, 512, 1k, 2k, 4k; otherwise ticks sit on
-// decades (1, 10, 100, 1k, or 10^6 outside [0.001, 1M)) with minor ticks at 2..9 per decade.
+// decades, labelled 0.01, 1, 100, 10k (or 10^6, 10^-5 on an axis that reaches outside
+// [0.001, 1M)), with minor ticks at 2..9 per decade. A short log axis labels 2 and 5 too.
 #pragma once
 #include <optional>
 #include <string>
@@ -47,8 +50,8 @@ struct LinePlot {
   bool log_x = false, log_y = false;
   std::vector<Series> series;
   double width = 640, height = 400;  // SVG size in pixels
-  // Values above y_max are drawn at y_max with an upward triangle, so one diverged run does
-  // not squash every other curve into the bottom of the plot.
+  // Values above y_max are drawn at y_max with an upward triangle (and a legend entry), so
+  // one diverged run does not squash every other curve into the bottom of the plot.
   std::optional<double> y_max;
 };
 std::string render_line_plot(const LinePlot& plot);
@@ -70,13 +73,14 @@ struct Heatmap {
   std::string title, xlabel, ylabel;
   std::vector<std::vector<double>> values;
   double vmin = 0, vmax = 1;
-  double width = 520, height = 460;  // cells stay square and fit inside this size
+  double width = 520, height = 460;  // SVG size, colour bar included; cells stay square
 };
 std::string render_heatmap(const Heatmap& map);
 
-// Small multiples: `panels` laid out left to right, top to bottom in `columns` columns, each
-// panel width x height as given in it, with one shared colour bar. Comparing colours across
-// panels only makes sense on one scale, so every panel must have the same vmin and vmax.
+// Small multiples, e.g. attention maps per scheme: `panels` left to right, top to bottom in
+// `columns` columns, each in a cell as large as the largest panel's width x height (set them
+// to ~300), under `title` and beside one shared colour bar. Comparing colours across panels
+// only makes sense on one scale, so every panel must have the same vmin and vmax.
 std::string render_heatmap_grid(const std::string& title, const std::vector<Heatmap>& panels,
                                 int columns);
 

@@ -1,0 +1,391 @@
+// Tests for train/plot.h: every figure is well-formed XML, text is escaped, axes follow the
+// layout formulas stated in plot.h, non-finite values leave gaps, output is deterministic.
+#include "train/plot.h"
+
+#include <catch2/catch.hpp>
+
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace poslab;
+
+namespace {
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
+
+// A tiny XML well-formedness checker, enough for what plot.cpp writes: an optional <?xml ?>
+// declaration, then exactly one root element; tags balance; attributes are name="value" with
+// no '<' in the value; '&' only starts one of the five named entities or &#N;. Returns "" if
+// the document is well-formed, otherwise what is wrong and where.
+std::string xml_error(const std::string& doc) {
+  const auto entity_ok = [&](size_t i) {
+    for (const char* e : {"&lt;", "&gt;", "&amp;", "&quot;", "&apos;"}) {
+      if (doc.compare(i, std::strlen(e), e) == 0) return true;
+    }
+    size_t k = i + 2;
+    while (k < doc.size() && std::isdigit(static_cast<unsigned char>(doc[k]))) ++k;
+    return doc.compare(i, 2, "&#") == 0 && k > i + 2 && k < doc.size() && doc[k] == ';';
+  };
+  const auto name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' || c == '.' ||
+           c == '-' || static_cast<unsigned char>(c) >= 0x80;
+  };
+  std::vector<std::string> open;
+  int roots = 0;
+  size_t i = doc.rfind("<?xml", 0) == 0 ? doc.find("?>") + 2 : 0;
+  while (i < doc.size()) {
+    if (doc[i] != '<') {  // character data: only allowed inside the root
+      if (doc[i] == '&' && !entity_ok(i)) return "bad '&' at " + std::to_string(i);
+      if (doc[i] == '>') return "raw '>' in text at " + std::to_string(i);
+      if (open.empty() && !std::isspace(static_cast<unsigned char>(doc[i]))) {
+        return "text outside the root at " + std::to_string(i);
+      }
+      ++i;
+      continue;
+    }
+    const size_t end = doc.find('>', i);
+    if (end == std::string::npos) return "unterminated tag at " + std::to_string(i);
+    if (doc[i + 1] == '/') {  // </name>
+      const std::string name = doc.substr(i + 2, end - i - 2);
+      if (open.empty() || open.back() != name) {
+        return "</" + name + "> closes " + (open.empty() ? "nothing" : "<" + open.back() + ">");
+      }
+      open.pop_back();
+      i = end + 1;
+      continue;
+    }
+    // <name a="v" ...> or <name a="v" .../>
+    size_t k = i + 1;
+    while (k < end && name_char(doc[k])) ++k;
+    const std::string name = doc.substr(i + 1, k - i - 1);
+    if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) {
+      return "bad element name at " + std::to_string(i);
+    }
+    while (true) {
+      while (k < end && doc[k] == ' ') ++k;
+      if (k == end || (doc[k] == '/' && k + 1 == end)) break;
+      const size_t attr = k;
+      while (k < end && name_char(doc[k])) ++k;
+      if (k == attr || doc.compare(k, 2, "=\"") != 0) {
+        return "malformed attribute in <" + name + "> at " + std::to_string(attr);
+      }
+      const size_t close = doc.find('"', k + 2);
+      if (close == std::string::npos || close > end)
+        return "unclosed value at " + std::to_string(k);
+      for (size_t c = k + 2; c < close; ++c) {
+        if (doc[c] == '<') return "'<' in an attribute value at " + std::to_string(c);
+        if (doc[c] == '&' && !entity_ok(c))
+          return "bad '&' in an attribute at " + std::to_string(c);
+      }
+      k = close + 1;
+    }
+    if (open.empty() && ++roots > 1) return "second root element <" + name + ">";
+    if (doc[end - 1] != '/') open.push_back(name);
+    i = end + 1;
+  }
+  if (!open.empty()) return "<" + open.back() + "> is never closed";
+  return roots == 1 ? "" : "no root element";
+}
+
+// The number in attribute `name` of the tag that starts at `tag`, e.g. x="12.50"; NaN if the
+// tag has no such attribute.
+double attr_num(const std::string& svg, size_t tag, const std::string& name) {
+  const size_t at = svg.find(" " + name + "=\"", tag);
+  if (tag == std::string::npos || at == std::string::npos || at > svg.find('>', tag)) return kNaN;
+  return std::stod(svg.substr(at + name.size() + 3));
+}
+
+// The plot area rectangle, as written by draw_axes: left, top, width, height.
+std::vector<double> plot_area(const std::string& svg) {
+  const size_t tag = svg.rfind('<', svg.find("class=\"plot-area\""));
+  return {attr_num(svg, tag, "x"), attr_num(svg, tag, "y"), attr_num(svg, tag, "width"),
+          attr_num(svg, tag, "height")};
+}
+
+// x (or y) coordinate of the <text> whose content is exactly `label`; NaN if there is none.
+double text_coord(const std::string& svg, const std::string& label, const char* coord = "x") {
+  const size_t at = svg.find(">" + label + "</text>");
+  return at == std::string::npos ? kNaN : attr_num(svg, svg.rfind("<text", at), coord);
+}
+
+// The value of the first `name="..."` attribute in svg.
+std::string first_attr(const std::string& svg, const std::string& name) {
+  const size_t at = svg.find(" " + name + "=\"");
+  REQUIRE(at != std::string::npos);
+  const size_t v = at + name.size() + 3;
+  return svg.substr(v, svg.find('"', v) - v);
+}
+
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t i = s.find(what); i != std::string::npos; i = s.find(what, i + 1)) ++n;
+  return n;
+}
+
+LinePlot context_plot() {  // eval loss against context length, as in the study report
+  LinePlot p;
+  p.title = "Loss vs context <train> & \"eval\" — 训练损失";
+  p.xlabel = "context length T";
+  p.ylabel = "eval loss (nats)";
+  p.log_x = true;
+  const std::vector<double> t = {256, 512, 1024, 2048, 4096};
+  p.series.push_back({"RoPE <θ=10k>", t, {3.10, 3.05, 3.02, 3.01, 3.00}});
+  p.series.push_back({"ALiBi & co", t, {3.20, 3.12, 3.08, 3.05, 3.04}, "", true});
+  p.series.push_back({"learned", t, {3.15, 3.09, 4.9, 7.5, 9.8}});
+  p.series.push_back({"NoPE", t, {3.30, 3.25, kNaN, 3.22, 3.21}});
+  return p;
+}
+
+Heatmap causal_attention(int n, const std::string& title) {
+  Heatmap h;
+  h.title = title;
+  h.xlabel = "key position j";
+  h.ylabel = "query position i";
+  h.values.assign(n, std::vector<double>(n, kNaN));  // masked (j > i) cells stay NaN
+  for (int i = 0; i < n; ++i) {
+    double z = 0;
+    for (int j = 0; j <= i; ++j) z += std::exp(-0.3 * (i - j));
+    for (int j = 0; j <= i; ++j) h.values[i][j] = std::exp(-0.3 * (i - j)) / z;
+  }
+  return h;
+}
+
+ScatterPlot rope_rotations() {  // (cos, sin) of position p for three RoPE frequency pairs
+  ScatterPlot s;
+  s.title = "RoPE: rotation of pair i across positions 0..15";
+  s.xlabel = "cos(p θᵢ)";
+  s.ylabel = "sin(p θᵢ)";
+  for (const int i : {0, 2, 4}) {
+    const double theta = std::pow(10000.0, -2.0 * i / 16);
+    Series r{"pair i = " + std::to_string(i), {}, {}};
+    for (int p = 0; p < 16; ++p) {
+      r.x.push_back(std::cos(p * theta));
+      r.y.push_back(std::sin(p * theta));
+    }
+    s.series.push_back(r);
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("xml checker catches what it should", "[plot]") {
+  CHECK(xml_error("<?xml version=\"1.0\"?>\n<svg a=\"1\"><g><text>x &amp; y</text></g></svg>\n") ==
+        "");
+  CHECK(xml_error("<svg><g></svg>") != "");
+  CHECK(xml_error("<svg><text>a & b</text></svg>") != "");
+  CHECK(xml_error("<svg a=\"<\"/>") != "");
+  CHECK(xml_error("<svg/><svg/>") != "");
+  CHECK(xml_error("<svg>") != "");
+}
+
+TEST_CASE("line plot is well-formed and escapes title and legend labels", "[plot]") {
+  const std::string svg = render_line_plot(context_plot());
+  INFO(svg.substr(0, 400));
+  REQUIRE(xml_error(svg) == "");
+  CHECK(svg.find("Loss vs context &lt;train&gt; &amp; &quot;eval&quot; — 训练损失") !=
+        std::string::npos);
+  CHECK(svg.find(">RoPE &lt;θ=10k&gt;</text>") != std::string::npos);
+  CHECK(svg.find(">ALiBi &amp; co</text>") != std::string::npos);
+  CHECK(svg.find("<train>") == std::string::npos);
+  CHECK(svg.find("class=\"series dashed\"") != std::string::npos);  // the dashed series
+  CHECK(svg.find("#0072B2") != std::string::npos);                  // Okabe–Ito blue first
+}
+
+TEST_CASE("log x axis puts 256 and 4096 where the layout formula says", "[plot]") {
+  const std::string svg = render_line_plot(context_plot());
+  const auto area = plot_area(svg);
+  // plot.h: the data range [256, 4096] widened by 4% of its log-span on each side, then
+  // px = left + (ln v - ln lo) / (ln hi - ln lo) * width.
+  const double span = std::log(4096.0 / 256.0);
+  const double ln_lo = std::log(256.0) - 0.04 * span, ln_hi = std::log(4096.0) + 0.04 * span;
+  const auto expected = [&](double v) {
+    return area[0] + (std::log(v) - ln_lo) / (ln_hi - ln_lo) * area[2];
+  };
+  // Coordinates are printed with two decimals, so allow 0.01 for each of x and width.
+  CHECK(text_coord(svg, "256") == Approx(expected(256)).margin(0.02));
+  CHECK(text_coord(svg, "4k") == Approx(expected(4096)).margin(0.02));
+  CHECK(text_coord(svg, "1k") == Approx(expected(1024)).margin(0.02));
+  // 256 sits 4/108 of the width in from the left edge, 4096 as far in from the right.
+  CHECK(expected(256) - area[0] == Approx(area[2] * 0.04 / 1.08));
+  for (const char* label : {"512", "2k"}) CHECK(!std::isnan(text_coord(svg, label)));
+}
+
+TEST_CASE("log axis over decades labels 10, 100, 1k, ... and 10^k past a million", "[plot]") {
+  LinePlot p;
+  p.log_x = p.log_y = true;
+  p.series.push_back({"power law", {10, 100, 1000, 1e4, 1e5}, {1e2, 1e4, 1e6, 1e8, 1e10}});
+  const std::string svg = render_line_plot(p);
+  REQUIRE(xml_error(svg) == "");
+  for (const char* label : {"10", "100", "1k", "10k", "100k"}) {
+    INFO(label);
+    CHECK(!std::isnan(text_coord(svg, label)));
+  }
+  CHECK(svg.find(">10<tspan") != std::string::npos);  // 10^k with a raised exponent
+  // Minor ticks (2..9 per decade) are 3 px marks, major ones 5 px.
+  const auto area = plot_area(svg);
+  int minor = 0;
+  for (size_t at = svg.find("<line "); at != std::string::npos; at = svg.find("<line ", at + 1)) {
+    const double y1 = attr_num(svg, at, "y1"), y2 = attr_num(svg, at, "y2");
+    minor += attr_num(svg, at, "x1") == attr_num(svg, at, "x2") &&
+             y1 == Approx(area[1] + area[3]) && y2 - y1 == Approx(3);
+  }
+  CHECK(minor == 3 + 8 * 4);  // the padded range starts at 6.9: 7, 8, 9, then 20..90k
+}
+
+TEST_CASE("linear ticks step by 1, 2 or 5 times a power of ten", "[plot]") {
+  LinePlot p;
+  p.series.push_back({"loss", {0, 2500, 5000, 7500, 9900}, {0.93, 0.61, 0.42, 0.35, 0.31}});
+  const std::string svg = render_line_plot(p);
+  for (const char* label : {"0", "2k", "4k", "6k", "8k", "10k"}) {
+    INFO(label);
+    CHECK(!std::isnan(text_coord(svg, label)));
+  }
+  for (const char* label : {"0.2", "0.4", "0.6", "0.8", "1.0"}) {  // 0.31..0.93 in steps of 0.2
+    INFO(label);
+    CHECK(!std::isnan(text_coord(svg, label, "y")));
+  }
+  CHECK(std::isnan(text_coord(svg, "0.0", "y")));  // the range ends at the first tick past the data
+  // Evenly spaced: ticks 2k apart are the same number of pixels apart.
+  CHECK(text_coord(svg, "4k") - text_coord(svg, "2k") ==
+        Approx(text_coord(svg, "10k") - text_coord(svg, "8k")).margin(0.02));
+}
+
+TEST_CASE("NaN and inf points are skipped, leaving a gap in the line", "[plot]") {
+  LinePlot p;
+  p.series.push_back({"run", {1, 2, 3, 4, 5, 6}, {1.0, 2.0, kNaN, 2.5, kInf, 3.0}});
+  const std::string svg = render_line_plot(p);
+  REQUIRE(xml_error(svg) == "");
+  CHECK(svg.find("nan") == std::string::npos);
+  CHECK(svg.find("inf") == std::string::npos);
+  const std::string d = first_attr(svg, "d");
+  CHECK(count(d, "M") == 3);  // runs {1, 2}, {4} and {6}
+  CHECK(count(d, "L") == 1);
+  CHECK(count(svg, "<circle") == 4 + 1);  // a marker at each finite point, one in the legend
+}
+
+TEST_CASE("non-positive values on a log axis are skipped too", "[plot]") {
+  LinePlot p;
+  p.log_y = true;
+  p.series.push_back({"", {1, 2, 3}, {0.5, 0.0, -1.0}});
+  const std::string svg = render_line_plot(p);
+  REQUIRE(xml_error(svg) == "");
+  CHECK(count(svg, "<circle") == 1);
+  CHECK(svg.find("class=\"legend\"") == std::string::npos);  // no labels, no legend
+}
+
+TEST_CASE("values above y_max are clipped and marked", "[plot]") {
+  LinePlot p = context_plot();
+  p.y_max = 5.0;
+  const std::string svg = render_line_plot(p);
+  REQUIRE(xml_error(svg) == "");
+  CHECK(count(svg, "<polygon") == 2 + 1);  // 7.5 and 9.8, plus the legend's sample
+  CHECK(svg.find(">above 5 (clipped)</text>") != std::string::npos);
+  // The clipped points sit on the line y = 5, which is inside the plot area.
+  const auto area = plot_area(svg);
+  const std::string points = first_attr(svg, "points");  // "x,y x,y x,y", base first
+  CHECK(std::stod(points.substr(points.find(',') + 1)) - 3.8 >= area[1] - 0.01);
+  CHECK(std::isnan(text_coord(svg, "9.8", "y")));
+}
+
+TEST_CASE("the same input gives the same bytes", "[plot]") {
+  CHECK(render_line_plot(context_plot()) == render_line_plot(context_plot()));
+  CHECK(render_scatter(rope_rotations()) == render_scatter(rope_rotations()));
+  CHECK(render_heatmap(causal_attention(12, "a")) == render_heatmap(causal_attention(12, "a")));
+}
+
+TEST_CASE("mismatched series lengths are reported", "[plot]") {
+  LinePlot p;
+  p.series.push_back({"bad", {1, 2, 3}, {1, 2}});
+  CHECK_THROWS_WITH(render_line_plot(p),
+                    Catch::Contains("expected series 'bad'") && Catch::Contains("3 x and 2 y"));
+}
+
+TEST_CASE("scatter plot keeps equal aspect and draws the unit circle", "[plot]") {
+  const std::string svg = render_scatter(rope_rotations());
+  REQUIRE(xml_error(svg) == "");
+  const size_t ellipse = svg.find("<ellipse");
+  CHECK(attr_num(svg, ellipse, "rx") ==
+        Approx(attr_num(svg, ellipse, "ry")).margin(0.01));  // a circle, not an ellipse
+  CHECK(count(svg, "<circle") == 3 * 16 + 3);                // points + legend samples
+  CHECK(svg.find("cos(p θᵢ)") != std::string::npos);
+}
+
+TEST_CASE("heatmap draws one cell per finite value on the viridis scale", "[plot]") {
+  Heatmap h = causal_attention(8, "attention <layer 0>");
+  h.values[0][0] = 0.0;  // the ends of the scale
+  h.values[1][0] = 1.0;
+  const std::string svg = render_heatmap(h);
+  REQUIRE(xml_error(svg) == "");
+  CHECK(count(svg, "<rect x=") == 8 * 9 / 2 + 1);            // lower triangle + the colour bar
+  CHECK(svg.find("fill=\"#440154\"") != std::string::npos);  // viridis(0)
+  CHECK(svg.find("fill=\"#fde725\"") != std::string::npos);  // viridis(1)
+  CHECK(svg.find("attention &lt;layer 0&gt;") != std::string::npos);
+  h.values[3].pop_back();
+  CHECK_THROWS_WITH(render_heatmap(h), Catch::Contains("row 3 has 7"));
+}
+
+TEST_CASE("heatmap grid shares one colour scale", "[plot]") {
+  std::vector<Heatmap> panels;
+  for (const char* name : {"NoPE", "learned", "RoPE", "ALiBi"}) {
+    panels.push_back(causal_attention(10, name));
+    panels.back().width = panels.back().height = 260;
+  }
+  const std::string svg = render_heatmap_grid("attention, layer 0 & head 0", panels, 2);
+  REQUIRE(xml_error(svg) == "");
+  CHECK(count(svg, "class=\"plot-area\"") == 4);
+  CHECK(count(svg, "<linearGradient") == 1);
+  panels[2].vmax = 0.5;
+  CHECK_THROWS_WITH(render_heatmap_grid("", panels, 2), Catch::Contains("'RoPE'"));
+}
+
+// Writes one example of each figure for a person to look at:
+//   ./test_plot "[.examples]"   (then e.g. rsvg-convert -o loss.png /tmp/plots/loss.svg)
+TEST_CASE("example figures", "[.examples]") {
+  const std::string dir = "/tmp/plots";
+  std::filesystem::create_directories(dir);
+  LinePlot clipped = context_plot();
+  clipped.y_max = 6.0;
+  write_text_file(dir + "/context.svg", render_line_plot(clipped));
+
+  LinePlot loss;
+  loss.title = "Training loss";
+  loss.xlabel = "step";
+  loss.ylabel = "loss";
+  for (const auto& [name, floor] : {std::pair{"RoPE", 2.9}, {"ALiBi", 3.0}, {"NoPE", 3.2}}) {
+    Series s{name, {}, {}};
+    s.markers = false;
+    for (int step = 0; step <= 12000; step += 100) {
+      s.x.push_back(step);
+      s.y.push_back(floor + 7.5 * std::exp(-step / 1500.0) + 0.04 * std::sin(step * 0.01));
+    }
+    loss.series.push_back(s);
+  }
+  loss.series[2].y[40] = kNaN;  // a gap
+  write_text_file(dir + "/loss.svg", render_line_plot(loss));
+
+  LinePlot scaling;
+  scaling.title = "Compute scaling";
+  scaling.xlabel = "parameters";
+  scaling.ylabel = "FLOPs to reach loss 3.5";
+  scaling.log_x = scaling.log_y = true;
+  scaling.series.push_back({"RoPE", {1e5, 1e6, 1e7, 1e8}, {2e12, 9e13, 4e15, 1e17}});
+  scaling.series.push_back({"ALiBi", {1e5, 1e6, 1e7, 1e8}, {3e12, 1e14, 6e15, 3e17}});
+  write_text_file(dir + "/scaling.svg", render_line_plot(scaling));
+  write_text_file(dir + "/rope.svg", render_scatter(rope_rotations()));
+  write_text_file(dir + "/attention.svg", render_heatmap(causal_attention(32, "attention (RoPE)")));
+  std::vector<Heatmap> panels;
+  for (const char* name : {"NoPE", "learned", "RoPE", "ALiBi"}) {
+    panels.push_back(causal_attention(24, name));
+    panels.back().width = panels.back().height = 300;
+    panels.back().xlabel = panels.back().ylabel = "";
+  }
+  write_text_file(dir + "/attention_grid.svg",
+                  render_heatmap_grid("Attention per scheme (layer 0, head 0)", panels, 2));
+}

@@ -1,0 +1,110 @@
+#include "train/checkpoint.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+
+#include "tensor/ops.h"
+
+namespace poslab {
+
+StTensor to_st(const std::string& name, const Tensor& t) {
+  StTensor st;
+  st.name = name;
+  st.shape = t.shape();
+  std::vector<double> v = t.to_vector();
+  st.data.assign(v.begin(), v.end());
+  return st;
+}
+
+void from_st(const StTensor& st, const Tensor& dst, const std::string& what) {
+  if (st.shape != dst.shape())
+    fail(what, ": tensor '", st.name, "' has shape ", shape_str(st.shape),
+         ", but the config implies ", shape_str(dst.shape()));
+  std::vector<double> v(st.data.begin(), st.data.end());
+  NoGrad no_grad;
+  dst.copy_(Tensor::from_vector(v, dst.shape(), dst.dtype()));
+}
+
+void save_checkpoint(const GPT& model, int64_t step, const std::string& path) {
+  const GPTConfig& c = model.config();
+  StMetadata meta{{"pe", pe_name(c.pe)},
+                  {"n_layer", std::to_string(c.n_layer)},
+                  {"n_head", std::to_string(c.n_head)},
+                  {"n_embd", std::to_string(c.n_embd)},
+                  {"vocab_size", std::to_string(c.vocab_size)},
+                  {"block_size", std::to_string(c.block_size)}};
+  if (c.pe == PeKind::learned) meta.push_back({"max_len", std::to_string(c.max_len)});
+  char theta[64];
+  std::snprintf(theta, sizeof theta, "%.17g", c.rope_theta);
+  meta.push_back({"rope_theta", theta});
+  meta.push_back({"causal", c.causal ? "true" : "false"});
+  meta.push_back({"step", std::to_string(step)});
+  std::vector<StTensor> tensors;
+  for (const NamedParam& p : model.parameters()) tensors.push_back(to_st(p.name, p.tensor));
+  save_safetensors(path, tensors, meta);
+}
+
+// A metadata value as an integer: decimal digits only, within [lo, hi].
+static int64_t meta_int(const std::map<std::string, std::string>& m, const std::string& key,
+                        const std::string& path, int64_t lo, int64_t hi) {
+  auto it = m.find(key);
+  if (it == m.end()) fail(path, ": __metadata__ lacks '", key, "'");
+  const std::string& s = it->second;
+  char* end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || s.find_first_not_of("0123456789") != std::string::npos ||
+      v < lo || v > hi)
+    fail(path, ": __metadata__ '", key, "' = '", s, "' is not an integer in [", lo, ", ", hi, "]");
+  return v;
+}
+
+Checkpoint load_checkpoint(const std::string& path) {
+  StFile f = load_safetensors(path);
+  std::map<std::string, std::string> m(f.metadata.begin(), f.metadata.end());
+  GPTConfig c;
+  auto pe = m.find("pe");
+  if (pe == m.end()) fail(path, ": __metadata__ lacks 'pe'");
+  c.pe = parse_pe(pe->second);
+  c.n_layer = meta_int(m, "n_layer", path, 1, 1024);
+  c.n_head = meta_int(m, "n_head", path, 1, 1024);
+  c.n_embd = meta_int(m, "n_embd", path, 1, 1 << 16);
+  c.vocab_size = meta_int(m, "vocab_size", path, 1, 65535);
+  c.block_size = meta_int(m, "block_size", path, 1, 1 << 24);
+  if (c.pe == PeKind::learned) c.max_len = meta_int(m, "max_len", path, 1, 1 << 24);
+  auto th = m.find("rope_theta");
+  if (th == m.end()) fail(path, ": __metadata__ lacks 'rope_theta'");
+  char* end = nullptr;
+  c.rope_theta = std::strtod(th->second.c_str(), &end);
+  if (th->second.empty() || *end != '\0' || !std::isfinite(c.rope_theta))
+    fail(path, ": __metadata__ 'rope_theta' = '", th->second, "' is not a number");
+  auto causal = m.find("causal");
+  if (causal == m.end() || (causal->second != "true" && causal->second != "false"))
+    fail(path, ": __metadata__ 'causal' must be \"true\" or \"false\"");
+  c.causal = causal->second == "true";
+  int64_t step = meta_int(m, "step", path, 0, int64_t(1) << 40);
+  // the config is validated before anything is allocated from it
+  c.validate();
+  int64_t params = c.vocab_size * c.n_embd + c.n_layer * 12 * c.n_embd * c.n_embd +
+                   (c.pe == PeKind::learned ? c.max_len * c.n_embd : 0);
+  if (params > (int64_t(1) << 32))
+    fail(path, ": the config in __metadata__ implies ", params, " parameters; refusing");
+
+  Checkpoint ck;
+  ck.model = std::make_unique<GPT>(c, 0);
+  ck.step = step;
+  std::map<std::string, const StTensor*> by_name;
+  for (const StTensor& t : f.tensors) by_name[t.name] = &t;
+  std::vector<NamedParam> params_list = ck.model->parameters();
+  for (const NamedParam& p : params_list) {
+    auto it = by_name.find(p.name);
+    if (it == by_name.end()) fail(path, ": tensor '", p.name, "' is missing");
+    from_st(*it->second, p.tensor, path);
+    by_name.erase(it);
+  }
+  if (!by_name.empty())
+    fail(path, ": unexpected tensor '", by_name.begin()->first, "' for pe = ", pe_name(c.pe));
+  return ck;
+}
+
+}  // namespace poslab

@@ -1,0 +1,31 @@
+// checkpoint.h — the model as a safetensors file with nanoGPT names (SPEC 4).
+//
+// model.safetensors holds every parameter (F32) and, in __metadata__, the config:
+// pe, n_layer, n_head, n_embd, vocab_size, block_size, max_len (learned only), rope_theta,
+// causal, step. The head is tied to wte, so lm_head.weight is not stored.
+// Loading trusts nothing: data/safetensors.cpp validates the container (lengths, JSON,
+// offsets, overlap); here we check that the metadata forms a valid config and that every
+// tensor the config implies is present with exactly the implied shape, and nothing else.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "data/safetensors.h"
+#include "nn/gpt.h"
+
+namespace poslab {
+
+struct Checkpoint {
+  std::unique_ptr<GPT> model;
+  int64_t step = 0;
+};
+
+// Writes model.safetensors atomically (temporary file, fsync, rename).
+void save_checkpoint(const GPT& model, int64_t step, const std::string& path);
+Checkpoint load_checkpoint(const std::string& path);
+
+// The same conversions, on tensors in memory (the optimizer state reuses them).
+StTensor to_st(const std::string& name, const Tensor& t);
+void from_st(const StTensor& st, const Tensor& dst, const std::string& what);
+
+}  // namespace poslab

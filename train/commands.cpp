@@ -1,0 +1,239 @@
+// commands.cpp — prepare, train, eval and generate: flags in, library calls, results out.
+#include "train/commands.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "data/atomic_file.h"
+#include "data/corpus.h"
+#include "train/args.h"
+#include "train/checkpoint.h"
+#include "train/eval.h"
+#include "train/trainer.h"
+
+namespace poslab {
+
+int cmd_prepare(int argc, char** argv) {
+  Args a("prepare",
+         {{"corpus", "fortunes|fortunes-zh|FILE  the text to prepare (default fortunes)"},
+          {"out", "DIR  output folder, e.g. data/fortunes"}},
+         argc, argv);
+  if (a.help()) return std::puts(a.usage().c_str()), 0;
+  std::string out = a.str("out", "");
+  if (out.empty()) fail("--out: required (e.g. --out data/fortunes)");
+  Corpus c = build_corpus(corpus_text(a.str("corpus", "fortunes")));
+  write_corpus(c, out);
+  std::printf("prepared %s: vocab %zu, train %zu tokens, val %zu tokens\n", out.c_str(),
+              c.vocab.size(), c.train.size(), c.val.size());
+  return 0;
+}
+
+// Model and training flags shared by `train` and `experiments`.
+static std::vector<FlagSpec> train_flags() {
+  return {{"data", "DIR  prepared corpus"},
+          {"out", "DIR  run directory"},
+          {"pe", "none|learned|sinusoidal|rope|alibi (default rope)"},
+          {"steps", "N  training steps (default 2000)"},
+          {"batch", "N  sequences per step (default 16)"},
+          {"ctx", "N  training context length T0 (default 256)"},
+          {"d", "N  model width (default 128)"},
+          {"layers", "N  blocks (default 4)"},
+          {"heads", "N  attention heads (default 4)"},
+          {"lr", "X  peak learning rate (default 1e-3)"},
+          {"warmup", "N  warmup steps (default min(100, steps/10))"},
+          {"weight-decay", "X  AdamW decoupled weight decay on Linear weights (default 0.1)"},
+          {"seed", "N  seed for init and batches (default 1337)"},
+          {"theta", "X  RoPE base (default 10000)"},
+          {"max-len", "N  learned: rows of the position table (default ctx)"},
+          {"causal", "true|false  causal mask (default true)", true},
+          {"objective", "lm|mlm  next-token or masked-LM training (default lm)"},
+          {"eval-every", "N  steps between val evaluations and checkpoints (default steps/10)"},
+          {"stop-after", "N  pause after step N (checkpoint, exit); continue with --resume"},
+          {"device", "cpu|cuda (default cpu)"},
+          {"resume", "continue the run in --out from its checkpoint", true},
+          {"force", "start over even if --out holds a run", true},
+          {"quiet", "no progress output", true}};
+}
+
+static void check_device(const Args& a) {
+  std::string dev = a.choice("device", "cpu", {"cpu", "cuda"});
+  if (dev == "cuda")
+    fail("--device cuda: this poslab has no CUDA backend yet (issue 7); use --device cpu");
+}
+
+TrainOptions train_options(const Args& a) {
+  TrainOptions o;
+  o.data = a.str("data", "");
+  o.out = a.str("out", "");
+  o.model.pe = parse_pe(a.str("pe", "rope"));
+  o.steps = a.integer("steps", 2000, 1, 100000000);
+  o.batch = a.integer("batch", 16, 1, 1 << 20);
+  o.model.block_size = a.integer("ctx", 256, 1, 1 << 20);
+  o.model.n_embd = a.integer("d", 128, 1, 1 << 16);
+  o.model.n_layer = a.integer("layers", 4, 1, 1024);
+  o.model.n_head = a.integer("heads", 4, 1, 1024);
+  o.adam.lr = a.number("lr", 1e-3, 1e-12, 10);
+  o.warmup = a.integer("warmup", -1, 0, 100000000);
+  o.adam.weight_decay = a.number("weight-decay", 0.1, 0, 10);
+  o.seed = static_cast<uint64_t>(a.integer("seed", 1337, 0, INT64_MAX));
+  o.model.rope_theta = a.number("theta", 10000, 1.0000001, 1e12);
+  o.model.max_len = a.integer("max-len", 0, 1, 1 << 24);
+  o.model.causal = a.boolean("causal", true);
+  o.objective = a.choice("objective", "lm", {"lm", "mlm"});
+  o.eval_every = a.integer("eval-every", -1, 1, 100000000);
+  o.stop_after = a.integer("stop-after", 0, 1, 100000000);
+  o.resume = a.boolean("resume", false);
+  o.force = a.boolean("force", false);
+  o.quiet = a.boolean("quiet", false);
+  if (a.has("max-len") && o.model.pe != PeKind::learned)
+    fail("--max-len applies only to --pe learned");
+  if (a.has("theta") && o.model.pe != PeKind::rope) fail("--theta applies only to --pe rope");
+  check_device(a);
+  return o;
+}
+
+int cmd_train(int argc, char** argv) {
+  Args a("train", train_flags(), argc, argv);
+  if (a.help()) return std::puts(a.usage().c_str()), 0;
+  TrainOptions o = train_options(a);
+  TrainResult r = train(o);
+  write_file_atomic(o.out + "/vocab.json", read_file(o.data + "/vocab.json"));  // for generate
+  std::printf("trained %s: %lld steps, train loss %.4f, val loss %.4f, %.0f tokens/s\n",
+              o.out.c_str(), (long long)r.steps, r.train_loss, r.val_loss, r.tokens_per_s);
+  return 0;
+}
+
+// Refuses a data folder that does not belong to the checkpoint, and non-finite weights (SPEC 5).
+static void check_pairing(const GPT& m, const std::string& ckpt,
+                          const std::vector<std::string>& vocab, const std::string& vocab_path) {
+  if (static_cast<int64_t>(vocab.size()) != m.config().vocab_size)
+    fail(vocab_path, ": holds ", vocab.size(), " entries, but ", ckpt, " has vocab_size ",
+         m.config().vocab_size, "; this data folder does not belong to this checkpoint");
+  for (const NamedParam& p : m.parameters())
+    if (!kernel::all_finite(p.tensor))
+      fail(ckpt, ": tensor '", p.name, "' holds NaN or inf values");
+}
+
+int cmd_eval(int argc, char** argv) {
+  Args a("eval",
+         {{"ckpt", "FILE  runs/NAME/model.safetensors"},
+          {"data", "DIR  prepared corpus"},
+          {"len", "N  window length L (default 1024)"},
+          {"split", "train|val (default val)"},
+          {"windows", "N  evaluate the first N windows (default all that fit)"},
+          {"buckets", "N  position buckets (default 16)"},
+          {"rope-scaling", "linear|ntk|dynamic|yarn  zero-shot RoPE scaling"},
+          {"factor", "s  scaling factor >= 1 (default max(1, L/T0))"},
+          {"json", "print one JSON object", true},
+          {"device", "cpu|cuda (default cpu)"}},
+         argc, argv);
+  if (a.help()) return std::puts(a.usage().c_str()), 0;
+  check_device(a);
+  std::string ckpt = a.str("ckpt", ""), data = a.str("data", "");
+  if (ckpt.empty()) fail("--ckpt: required (runs/NAME/model.safetensors)");
+  if (data.empty()) fail("--data: required (the prepared corpus the model was trained on)");
+  int64_t L = a.integer("len", 1024, 1, 1 << 24);
+  std::string split = a.choice("split", "val", {"train", "val"});
+  int64_t windows = a.integer("windows", 0, 1, INT64_MAX);
+  int64_t buckets = a.integer("buckets", 16, 1, 1 << 20);
+  if (a.has("factor") && !a.has("rope-scaling")) fail("--factor needs --rope-scaling");
+  Checkpoint ck = load_checkpoint(ckpt);
+  std::vector<std::string> vocab = load_vocab(data + "/vocab.json");
+  check_pairing(*ck.model, ckpt, vocab, data + "/vocab.json");
+  RopeScaling sc{ScalingKind::none, 0, ck.model->config().block_size};
+  if (a.has("rope-scaling")) {
+    sc.kind = parse_scaling(a.str("rope-scaling", ""));
+    if (sc.kind == ScalingKind::dynamic && a.has("factor"))
+      fail("--factor: dynamic scaling picks s per position; it takes no --factor");
+    sc.factor = a.number("factor", 0, 1, 1e9);
+  }
+  ck.model->posenc().set_scaling(sc);
+  std::vector<uint16_t> toks = load_tokens(data + "/" + split + ".bin", vocab.size());
+  EvalResult r = evaluate(*ck.model, toks, L, windows, std::min(buckets, L), split);
+  if (a.boolean("json", false)) {
+    std::string j = r.json();
+    j.pop_back();
+    char extra[256];
+    std::snprintf(extra, sizeof extra,
+                  ",\"split\":\"%s\",\"pe\":\"%s\",\"rope_scaling\":\"%s\",\"step\":%lld}",
+                  split.c_str(), pe_name(ck.model->config().pe), scaling_name(sc.kind),
+                  (long long)ck.step);
+    std::printf("%s%s\n", j.c_str(), extra);
+  } else {
+    std::printf("%s L=%lld %s: loss %.4f nats, ppl %.3f over %lld tokens (%lld windows)%s\n",
+                pe_name(ck.model->config().pe), (long long)L, split.c_str(), r.loss, r.ppl,
+                (long long)r.tokens, (long long)r.windows,
+                ck.model->config().causal ? "" : "  [causal=false: not a perplexity]");
+    for (const auto& b : r.buckets)
+      std::printf("  positions %5lld-%5lld  loss %.4f\n", (long long)b.start, (long long)b.end - 1,
+                  b.loss);
+  }
+  return 0;
+}
+
+int cmd_generate(int argc, char** argv) {
+  Args a("generate",
+         {{"ckpt", "FILE  runs/NAME/model.safetensors"},
+          {"vocab", "FILE  vocab.json (default: beside the checkpoint)"},
+          {"prompt", "TEXT  the start of the text"},
+          {"tokens", "N  characters to generate (default 200)"},
+          {"temperature", "t  sampling temperature, 0 = greedy (default 0.8)"},
+          {"seed", "N  sampling seed (default 0)"},
+          {"rope-scaling", "linear|ntk|dynamic|yarn  for generating past T0"},
+          {"device", "cpu|cuda (default cpu)"}},
+         argc, argv);
+  if (a.help()) return std::puts(a.usage().c_str()), 0;
+  check_device(a);
+  std::string ckpt = a.str("ckpt", "");
+  if (ckpt.empty()) fail("--ckpt: required");
+  std::string vpath =
+      a.str("vocab", std::filesystem::path(ckpt).parent_path().string() + "/vocab.json");
+  Checkpoint ck = load_checkpoint(ckpt);
+  std::vector<std::string> vocab = load_vocab(vpath);
+  check_pairing(*ck.model, ckpt, vocab, vpath);
+  if (a.has("rope-scaling"))
+    ck.model->posenc().set_scaling(
+        {parse_scaling(a.str("rope-scaling", "")), 0, ck.model->config().block_size});
+  std::string prompt = a.str("prompt", "");
+  if (prompt.empty()) prompt.push_back('\n');  // start from a line break
+  std::vector<uint16_t> ids = encode(vocab, prompt);
+  int64_t n = a.integer("tokens", 200, 1, 1 << 20);
+  double temp = a.number("temperature", 0.8, 0, 100);
+  Generator gen(static_cast<uint64_t>(a.integer("seed", 0, 0, INT64_MAX)));
+  const GPT& m = *ck.model;
+  int64_t total = static_cast<int64_t>(ids.size()) + n;
+  if (m.config().pe == PeKind::learned && total > m.config().max_len)
+    fail("--tokens: prompt + tokens = ", total,
+         " positions, but the learned table has max_len = ", m.config().max_len);
+  KVCache cache = m.new_cache(total);
+  Ids prompt_ids{std::vector<int32_t>(ids.begin(), ids.end()),
+                 {1, static_cast<int64_t>(ids.size())}};
+  Tensor logits = m.decode(prompt_ids, cache);
+  std::printf("%s", prompt.c_str());
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<double> row = logits.slice(1, logits.size(1) - 1, logits.size(1)).to_vector();
+    int32_t next = 0;
+    if (temp == 0) {
+      for (size_t v = 1; v < row.size(); ++v)
+        if (row[v] > row[next]) next = static_cast<int32_t>(v);
+    } else {
+      double mx = row[0], z = 0;
+      for (double x : row) mx = std::max(mx, x);
+      for (double& x : row) z += (x = std::exp((x - mx) / temp));
+      double u = gen.uniform() * z;
+      for (size_t v = 0; v < row.size(); ++v)
+        if ((u -= row[v]) <= 0 || v + 1 == row.size()) {
+          next = static_cast<int32_t>(v);
+          break;
+        }
+    }
+    std::printf("%s", vocab[next].c_str());
+    std::fflush(stdout);
+    if (i + 1 < n) logits = m.decode(Ids{{next}, {1, 1}}, cache);
+  }
+  std::printf("\n");
+  return 0;
+}
+
+}  // namespace poslab

@@ -1,0 +1,13 @@
+// commands.h — the subcommands of `poslab` (SPEC 6). Each takes the arguments after its
+// name and returns the process exit code; errors are thrown and reported by main().
+#pragma once
+
+namespace poslab {
+
+int cmd_prepare(int argc, char** argv);
+int cmd_train(int argc, char** argv);
+int cmd_eval(int argc, char** argv);
+int cmd_generate(int argc, char** argv);
+int cmd_experiments(int argc, char** argv);  // experiments.cpp
+
+}  // namespace poslab

@@ -1,0 +1,68 @@
+#include "train/optimizer.h"
+
+#include <omp.h>
+
+#include <cmath>
+
+namespace poslab {
+
+AdamW::AdamW(std::vector<NamedParam> params, const AdamWConfig& cfg)
+    : params_(std::move(params)), cfg_(cfg) {
+  for (const NamedParam& p : params_) {
+    m_.push_back(Tensor::zeros(p.tensor.shape(), p.tensor.dtype()));
+    v_.push_back(Tensor::zeros(p.tensor.shape(), p.tensor.dtype()));
+  }
+}
+
+template <class T>
+static void adamw_update(T* p, const T* g, T* m, T* v, int64_t n, double lr, double wd,
+                         const AdamWConfig& c, double bc1, double bc2) {
+#pragma omp parallel for if (n > (1 << 15))
+  for (int64_t i = 0; i < n; ++i) {
+    double gi = g[i];
+    double mi = c.beta1 * m[i] + (1 - c.beta1) * gi;
+    double vi = c.beta2 * v[i] + (1 - c.beta2) * gi * gi;
+    m[i] = static_cast<T>(mi);
+    v[i] = static_cast<T>(vi);
+    double update = (mi / bc1) / (std::sqrt(vi / bc2) + c.eps) + wd * p[i];
+    p[i] = static_cast<T>(p[i] - lr * update);
+  }
+}
+
+void AdamW::step(double lr) {
+  ++t_;
+  double bc1 = 1 - std::pow(cfg_.beta1, static_cast<double>(t_));
+  double bc2 = 1 - std::pow(cfg_.beta2, static_cast<double>(t_));
+  NoGrad no_grad;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Tensor& p = params_[i].tensor;
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    double wd = params_[i].decay ? cfg_.weight_decay : 0.0;
+    dispatch(p.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      adamw_update<T>(p.data<T>(), g.data<T>(), m_[i].data<T>(), v_[i].data<T>(), p.numel(), lr, wd,
+                      cfg_, bc1, bc2);
+    });
+  }
+}
+
+double lr_at(int64_t step, int64_t warmup, int64_t total, double max_lr, double min_lr) {
+  if (step < warmup) return max_lr * static_cast<double>(step + 1) / warmup;
+  if (total <= warmup) return max_lr;
+  double q = std::min(1.0, static_cast<double>(step - warmup) / (total - warmup));
+  return min_lr + (max_lr - min_lr) * 0.5 * (1 + std::cos(M_PI * q));
+}
+
+double clip_grad_norm(const std::vector<NamedParam>& params, double max_norm) {
+  double sq = 0;
+  for (const NamedParam& p : params)
+    if (p.tensor.grad().defined()) sq += kernel::sum_squares(p.tensor.grad());
+  double norm = std::sqrt(sq);
+  if (std::isfinite(norm) && max_norm > 0 && norm > max_norm)
+    for (const NamedParam& p : params)
+      if (p.tensor.grad().defined()) kernel::scale_(p.tensor.grad(), max_norm / norm);
+  return norm;
+}
+
+}  // namespace poslab

@@ -1,0 +1,48 @@
+// optimizer.h — AdamW (Loshchilov & Hutter, "Decoupled Weight Decay Regularization", 2019),
+// the learning-rate schedule and gradient clipping.
+//
+// For each parameter p with gradient g, at step t = 1, 2, ...:
+//   m = b1 m + (1 - b1) g;   v = b2 v + (1 - b2) g^2
+//   mhat = m / (1 - b1^t);   vhat = v / (1 - b2^t)
+//   p -= lr (mhat / (sqrt(vhat) + eps) + wd p)         wd only where NamedParam::decay
+// Weight decay is decoupled (applied to p, not added to g) and applies only to the weight
+// matrices of Linear layers: not to biases, LayerNorm, or the embeddings wte / wpe (so the
+// rows of a learned table that training never reaches keep their initial values).
+#pragma once
+#include <vector>
+
+#include "nn/module.h"
+
+namespace poslab {
+
+struct AdamWConfig {
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.1;
+};
+
+class AdamW {
+ public:
+  AdamW(std::vector<NamedParam> params, const AdamWConfig& cfg);
+  void step(double lr);  // one update with this step's learning rate
+  int64_t steps_taken() const { return t_; }
+  void set_steps_taken(int64_t t) { t_ = t; }
+  std::vector<Tensor>& m() { return m_; }
+  std::vector<Tensor>& v() { return v_; }
+  const std::vector<NamedParam>& params() const { return params_; }
+
+ private:
+  std::vector<NamedParam> params_;
+  AdamWConfig cfg_;
+  std::vector<Tensor> m_, v_;
+  int64_t t_ = 0;
+};
+
+// Linear warmup from 0 over `warmup` steps, then cosine decay to min_lr at `total`:
+//   lr(s) = max_lr (s+1)/warmup                                   s < warmup
+//   lr(s) = min_lr + (max_lr - min_lr) (1 + cos(pi q)) / 2,  q = (s - warmup)/(total - warmup)
+double lr_at(int64_t step, int64_t warmup, int64_t total, double max_lr, double min_lr);
+
+// Global L2 norm of all gradients; when above max_norm every gradient is scaled by
+// max_norm / norm. Returns the norm before clipping (inf/nan when a gradient is not finite).
+double clip_grad_norm(const std::vector<NamedParam>& params, double max_norm);
+
+}  // namespace poslab

@@ -1,0 +1,63 @@
+// trainer.h — `poslab train`: the training loop.
+//
+// Each step: sample B windows of T+1 tokens from train.bin (seeded), forward, backward,
+// clip the global grad norm, AdamW with warmup + cosine lr. Every eval_every steps: the
+// mean loss over a fixed set of val batches, a row in log.csv, and a checkpoint.
+//
+// A run directory holds
+//   model.safetensors   the model (SPEC 4), written atomically
+//   state.safetensors   everything --resume needs in one atomic file: the weights, AdamW's
+//                       moments, the step and the batch sampler's RNG state
+//   log.csv             step, lr, train_loss, val_loss, grad_norm, tokens_per_s
+// --resume continues exactly: 20 steps equal 10 steps, a resume, and 10 more, byte for byte.
+// A NaN/inf loss or gradient stops the run naming the step (and the tensor); the last good
+// checkpoint stays. SIGINT saves a checkpoint, then exits.
+#pragma once
+#include <string>
+
+#include "nn/gpt.h"
+#include "train/optimizer.h"
+
+namespace poslab {
+
+struct TrainOptions {
+  std::string data;  // prepared corpus folder (SPEC 3)
+  std::string out;   // run directory
+  GPTConfig model;   // vocab_size is taken from the data
+  int64_t steps = 2000;
+  int64_t batch = 16;
+  AdamWConfig adam;
+  double min_lr_ratio = 0.1;  // cosine decays to lr * min_lr_ratio
+  int64_t warmup = -1;        // -1: min(100, steps / 10)
+  int64_t eval_every = -1;    // -1: max(1, steps / 10)
+  int64_t eval_batches = 8;
+  int64_t ckpt_every = -1;  // -1: eval_every
+  uint64_t seed = 1337;
+  bool resume = false;
+  bool force = false;
+  int64_t stop_after = 0;        // >0: pause after this step (checkpoint, exit) — for tests
+  std::string objective = "lm";  // lm (next token) | mlm (masked-LM, SPEC 7.4)
+  double mask_frac = 0.15;       // mlm: share of input tokens replaced by the mask token
+  bool quiet = false;            // no progress output
+};
+
+struct TrainResult {
+  int64_t steps = 0;
+  double train_loss = 0;  // mean over the last eval interval
+  double val_loss = 0;
+  double tokens_per_s = 0;
+};
+
+void validate(const TrainOptions& o);  // flags out of range: named errors
+TrainResult train(const TrainOptions& o);
+
+// The token windows of a split: x[b] = tokens[o_b, o_b+T), y[b] = tokens[o_b+1, o_b+T+1).
+struct Batch {
+  Ids x, y;
+};
+// mlm: a share of x replaced by mask_id (= vocab size); y = the original token there, -1
+// elsewhere (ignored by the loss).
+Batch sample_batch(const std::vector<uint16_t>& tokens, int64_t B, int64_t T, Generator& gen,
+                   const std::string& objective, double mask_frac, int32_t mask_id);
+
+}  // namespace poslab
