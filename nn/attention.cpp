@@ -44,6 +44,16 @@ Tensor CausalSelfAttention::forward(const Tensor& x, const PositionalEncoding& p
   return c_proj.forward(reshape(y, {B, T, C}));
 }
 
+Tensor CausalSelfAttention::probabilities(const Tensor& x, const PositionalEncoding& pe) const {
+  int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = n_head, D = C / H;
+  Tensor qkv = c_attn.forward(x);
+  Tensor q = qkv.slice(2, 0, C).reshape({B, T, H, D}), k = qkv.slice(2, C, 2 * C).reshape({B, T, H, D});
+  AttentionOptions opt;
+  opt.causal = causal;
+  opt.alibi_slopes = pe.alibi_slopes();
+  return attention_probs_reference(pe.rotate(q, 0, T), pe.rotate(k, 0, T), opt);
+}
+
 Tensor CausalSelfAttention::forward_cached(const Tensor& x, const PositionalEncoding& pe,
                                            int64_t train_len, LayerCache& cache) const {
   int64_t T = x.size(1), C = x.size(2), H = n_head, D = C / H;

@@ -34,6 +34,8 @@ struct CausalSelfAttention {
   // x: (1,T,C), the next T positions after cache.len; appends to the cache.
   Tensor forward_cached(const Tensor& x, const PositionalEncoding& pe, int64_t train_len,
                         LayerCache& cache) const;
+  // The attention probabilities (B,H,T,T) of x (B,T,C), for plots (not dynamic scaling).
+  Tensor probabilities(const Tensor& x, const PositionalEncoding& pe) const;
   void collect(std::vector<NamedParam>& out, const std::string& prefix) const {
     c_attn.collect(out, prefix + ".c_attn");
     c_proj.collect(out, prefix + ".c_proj");

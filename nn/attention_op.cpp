@@ -156,8 +156,7 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
                 });
 }
 
-Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,
-                           const AttentionOptions& opt) {
+Tensor attention_probs_reference(const Tensor& q, const Tensor& k, const AttentionOptions& opt) {
   int64_t Tq = q.size(1), Tk = k.size(1), H = q.size(2), D = q.size(3);
   double sc = opt.scale > 0 ? opt.scale : 1 / std::sqrt(static_cast<double>(D));
   // constants (H,Tq,Tk): the ALiBi bias and the causal mask
@@ -170,13 +169,17 @@ Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,
           bias[at] = -opt.alibi_slopes[h] * std::abs(static_cast<double>(P - j));
         if (opt.causal && j > P) keep[at] = 0;
       }
-  Tensor qh = permute(q, {0, 2, 1, 3}), kh = permute(k, {0, 2, 1, 3}),
-         vh = permute(v, {0, 2, 1, 3});
+  Tensor qh = permute(q, {0, 2, 1, 3}), kh = permute(k, {0, 2, 1, 3});
   Tensor s = scale(matmul(qh, transpose(kh, 2, 3)), sc);  // (B,H,Tq,Tk)
   s = add(s, Tensor::from_vector(bias, {H, Tq, Tk}, q.dtype()));
   Tensor minus_inf = Tensor::full({}, -std::numeric_limits<double>::infinity(), q.dtype());
   s = where(Tensor::from_vector(keep, {H, Tq, Tk}, q.dtype()), s, minus_inf);
-  Tensor out = matmul(softmax(s), vh);  // (B,H,Tq,D)
+  return softmax(s);
+}
+
+Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,
+                           const AttentionOptions& opt) {
+  Tensor out = matmul(attention_probs_reference(q, k, opt), permute(v, {0, 2, 1, 3}));  // (B,H,Tq,D)
   return contiguous(permute(out, {0, 2, 1, 3}));
 }
 

@@ -33,5 +33,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
 // ...): the unfused reference the fused op is tested against.
 Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,
                            const AttentionOptions& opt);
+// Its first half: the attention probabilities P (B,H,Tq,Tk) (for plots of attention maps).
+Tensor attention_probs_reference(const Tensor& q, const Tensor& k, const AttentionOptions& opt);
 
 }  // namespace poslab

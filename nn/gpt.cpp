@@ -56,6 +56,16 @@ Tensor GPT::loss(const Ids& ids, const Ids& targets, Tensor* row_loss) const {
   return cross_entropy(reshape(lg, {-1, cfg_.vocab_size}), targets, row_loss);
 }
 
+Tensor GPT::attention_map(const Ids& ids, int64_t layer) const {
+  if (layer < 0 || layer >= cfg_.n_layer)
+    fail("attention_map: layer ", layer, " out of range for ", cfg_.n_layer, " layers");
+  NoGrad no_grad;
+  Tensor x = pe_->add_to_embeddings(wte_.forward(ids), 0);
+  for (int64_t i = 0; i < layer; ++i) x = blocks_[i].forward(x, *pe_, cfg_.block_size);
+  const Block& b = blocks_[layer];
+  return b.attn.probabilities(b.ln_1.forward(x), *pe_);
+}
+
 KVCache GPT::new_cache(int64_t capacity) const {
   KVCache c;
   int64_t H = cfg_.n_head, D = cfg_.n_embd / H;

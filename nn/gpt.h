@@ -46,6 +46,8 @@ class GPT {
   Tensor logits(const Ids& ids) const;
   // mean cross-entropy of the next-token targets (B,T); row_loss: per position (B*T)
   Tensor loss(const Ids& ids, const Ids& targets, Tensor* row_loss = nullptr) const;
+  // Attention probabilities (B,H,T,T) of block `layer` for ids (B,T).
+  Tensor attention_map(const Ids& ids, int64_t layer) const;
   // Incremental decoding: feeds ids (1,T) after what the cache holds -> logits (1,T,V).
   KVCache new_cache(int64_t capacity) const;
   Tensor decode(const Ids& ids, KVCache& cache) const;

@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "data/atomic_file.h"
-#include "temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 using namespace poslab;
 using Catch::Contains;

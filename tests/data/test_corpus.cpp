@@ -9,7 +9,7 @@
 #include "data/atomic_file.h"
 #include "data/corpus.h"
 #include "data/utf8.h"
-#include "temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 using namespace poslab;
 using Catch::Contains;

@@ -8,7 +8,7 @@
 
 #include "data/atomic_file.h"
 #include "data/safetensors.h"
-#include "temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 using namespace poslab;
 using Catch::Contains;

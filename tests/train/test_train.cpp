@@ -1,0 +1,204 @@
+// The trainer, checkpoints and eval: round trips, exact resume, broken files, bad flags.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "data/atomic_file.h"
+#include "data/corpus.h"
+#include "tests/support/temp_dir.h"
+#include "train/checkpoint.h"
+#include "train/eval.h"
+#include "train/tasks.h"
+#include "train/trainer.h"
+
+using namespace poslab;
+using Catch::Contains;
+namespace fs = std::filesystem;
+
+// A small corpus and a tiny model so a step takes milliseconds.
+static TrainOptions tiny_run(const test::TempDir& dir, PeKind pe) {
+  static const char* text =
+      "the quick brown fox jumps over the lazy dog. pack my box with five dozen liquor jugs.\n";
+  std::string t;
+  for (int i = 0; i < 40; ++i) t += text;
+  if (!fs::exists(dir.file("data/val.bin"))) write_corpus(build_corpus(t), dir.file("data"));
+  TrainOptions o;
+  o.data = dir.file("data");
+  o.out = dir.file("run");
+  o.model.pe = pe;
+  o.model.n_embd = 16, o.model.n_layer = 1, o.model.n_head = 2, o.model.block_size = 16;
+  o.batch = 4;
+  o.steps = 20;
+  o.eval_every = 5;
+  o.eval_batches = 2;
+  o.quiet = true;
+  return o;
+}
+
+TEST_CASE("training lowers the loss", "[train]") {
+  test::TempDir dir;
+  TrainOptions o = tiny_run(dir, PeKind::rope);
+  o.steps = 60;
+  o.adam.lr = 1e-2;
+  TrainResult r = train(o);
+  REQUIRE(r.steps == 60);
+  // well below the loss of a uniform guess over the vocabulary
+  REQUIRE(r.val_loss < std::log(double(load_vocab(o.data + "/vocab.json").size())) - 0.5);
+}
+
+TEST_CASE("resume continues exactly: 10 + resume + 10 equals 20, byte for byte", "[train]") {
+  for (PeKind pe : {PeKind::learned, PeKind::rope}) {
+    test::TempDir a, b;
+    TrainOptions straight = tiny_run(a, pe);
+    train(straight);
+    TrainOptions paused = tiny_run(b, pe);
+    paused.stop_after = 10;
+    REQUIRE(train(paused).steps == 10);
+    REQUIRE(load_checkpoint(b.file("run/model.safetensors")).step == 10);
+    paused.stop_after = 0;
+    paused.resume = true;
+    train(paused);
+    REQUIRE(read_file(a.file("run/model.safetensors")) == read_file(b.file("run/model.safetensors")));
+    REQUIRE(read_file(a.file("run/state.safetensors")) == read_file(b.file("run/state.safetensors")));
+  }
+}
+
+TEST_CASE("save -> load gives the same loss bit for bit", "[train]") {
+  test::TempDir dir;
+  TrainOptions o = tiny_run(dir, PeKind::alibi);
+  train(o);
+  Checkpoint ck = load_checkpoint(dir.file("run/model.safetensors"));
+  save_checkpoint(*ck.model, ck.step, dir.file("copy.safetensors"));
+  Checkpoint ck2 = load_checkpoint(dir.file("copy.safetensors"));
+  auto toks = load_tokens(dir.file("data/train.bin"), load_vocab(dir.file("data/vocab.json")).size());
+  EvalResult r1 = evaluate(*ck.model, toks, 16, 4, 4, "train"), r2 = evaluate(*ck2.model, toks, 16, 4, 4, "train");
+  REQUIRE(std::memcmp(&r1.loss, &r2.loss, sizeof(double)) == 0);
+  REQUIRE(read_file(dir.file("run/model.safetensors")) == read_file(dir.file("copy.safetensors")));
+}
+
+TEST_CASE("an existing run is never overwritten without --resume or --force", "[train][errors]") {
+  test::TempDir dir;
+  TrainOptions o = tiny_run(dir, PeKind::none);
+  o.steps = 2;
+  train(o);
+  std::string before = read_file(dir.file("run/model.safetensors"));
+  REQUIRE_THROWS_WITH(train(o), Contains("already holds a run; pass --resume to continue it or --force"));
+  REQUIRE(read_file(dir.file("run/model.safetensors")) == before);
+  o.out = "/proc/poslab-cannot-write-here";
+  REQUIRE_THROWS_WITH(train(o), Contains("/proc/poslab-cannot-write-here"));
+}
+
+TEST_CASE("flags out of range are named errors", "[train][errors]") {
+  test::TempDir dir;
+  TrainOptions o = tiny_run(dir, PeKind::rope);
+  o.steps = 0;
+  REQUIRE_THROWS_WITH(validate(o), Contains("--steps: expected a positive number of steps, but got 0"));
+  o = tiny_run(dir, PeKind::rope);
+  o.model.block_size = 0;
+  REQUIRE_THROWS_WITH(validate(o), Contains("--ctx"));
+  o = tiny_run(dir, PeKind::rope);
+  o.model.n_head = 3;
+  REQUIRE_THROWS_WITH(validate(o), Contains("--heads: expected a head count that divides --d = 16"));
+  o = tiny_run(dir, PeKind::rope);
+  o.model.n_embd = 12, o.model.n_head = 4;
+  REQUIRE_THROWS_WITH(validate(o), Contains("even head dim"));
+  o = tiny_run(dir, PeKind::none);
+  o.model.causal = false;
+  REQUIRE_THROWS_WITH(validate(o), Contains("use --objective mlm"));
+}
+
+TEST_CASE("a NaN loss stops training naming the step, and the last checkpoint stays", "[train][errors]") {
+  test::TempDir dir;
+  TrainOptions o = tiny_run(dir, PeKind::rope);
+  o.adam.lr = 1e30;  // the first update sends the weights to inf; the next loss is NaN
+  o.warmup = 0;
+  o.steps = 5;
+  o.eval_every = 1;
+  REQUIRE_THROWS_WITH(train(o), Contains("step 2") && Contains("last good checkpoint"));
+  REQUIRE(load_checkpoint(dir.file("run/model.safetensors")).step == 1);
+}
+
+// ---- checkpoints that lie ----
+
+static std::string valid_checkpoint(const test::TempDir& dir) {
+  GPTConfig c;
+  c.vocab_size = 5, c.n_layer = 1, c.n_head = 2, c.n_embd = 4, c.block_size = 8, c.pe = PeKind::learned;
+  GPT m(c, 1);
+  save_checkpoint(m, 3, dir.file("ok.safetensors"));
+  return read_file(dir.file("ok.safetensors"));
+}
+
+TEST_CASE("broken checkpoints get errors naming the file and the tensor", "[train][errors]") {
+  test::TempDir dir;
+  std::string ok = valid_checkpoint(dir);
+  auto load_bytes = [&](const std::string& bytes) {
+    write_file_atomic(dir.file("bad.safetensors"), bytes);
+    return load_checkpoint(dir.file("bad.safetensors"));
+  };
+  REQUIRE_NOTHROW(load_bytes(ok));
+  REQUIRE_THROWS_WITH(load_bytes(ok.substr(0, ok.size() / 2)), Contains("bad.safetensors"));
+  std::string big = ok;
+  uint64_t huge = 1ull << 40;
+  std::memcpy(big.data(), &huge, 8);
+  REQUIRE_THROWS_WITH(load_bytes(big), Contains("bad.safetensors") && Contains("header"));
+  // a wrong shape for one tensor: rewrite the config so wte should be (6,4)
+  uint64_t n;
+  std::memcpy(&n, ok.data(), 8);
+  std::string header = ok.substr(8, n), rest = ok.substr(8 + n);
+  std::string h2 = header;
+  h2.replace(h2.find("\"vocab_size\":\"5\""), 16, "\"vocab_size\":\"6\"");
+  REQUIRE_THROWS_WITH(load_bytes(ok.substr(0, 8) + h2 + rest),
+                      Contains("transformer.wte.weight") && Contains("(5,4)") && Contains("(6,4)"));
+  // a missing tensor: rename ln_f's bias so it no longer matches
+  std::string h3 = header;
+  h3.replace(h3.find("transformer.ln_f.bias"), 21, "transformer.ln_f.biaz");
+  REQUIRE_THROWS_WITH(load_bytes(ok.substr(0, 8) + h3 + rest), Contains("'transformer.ln_f.bias' is missing"));
+  // a wrong dtype
+  std::string h4 = header;
+  h4.replace(h4.find("F32"), 3, "F16");
+  REQUIRE_THROWS_WITH(load_bytes(ok.substr(0, 8) + h4 + rest), Contains("F16"));
+  // an absurd config
+  std::string h5 = header;
+  h5.replace(h5.find("\"n_head\":\"2\""), 12, "\"n_head\":\"3\"");
+  REQUIRE_THROWS_WITH(load_bytes(ok.substr(0, 8) + h5 + rest), Contains("--heads"));
+}
+
+TEST_CASE("eval follows SPEC 5: windows, tokens, buckets, and clear length errors", "[train]") {
+  test::TempDir dir;
+  TrainOptions o = tiny_run(dir, PeKind::learned);
+  o.steps = 2;
+  train(o);
+  Checkpoint ck = load_checkpoint(dir.file("run/model.safetensors"));
+  auto vocab = load_vocab(dir.file("data/vocab.json"));
+  auto val = load_tokens(dir.file("data/val.bin"), vocab.size());
+  int64_t L = 8;
+  EvalResult r = evaluate(*ck.model, val, L, 0, 4, "val");
+  REQUIRE(r.windows == (static_cast<int64_t>(val.size()) - 1) / L);
+  REQUIRE(r.tokens == L * r.windows);
+  REQUIRE(r.buckets.size() == 4);
+  REQUIRE(r.buckets[3].end == 8);
+  double mean = 0;
+  for (auto& b : r.buckets) mean += b.loss / 4;
+  REQUIRE(mean == Approx(r.loss).epsilon(1e-9));  // equal-size buckets average to the loss
+  REQUIRE(r.ppl == Approx(std::exp(r.loss)));
+  REQUIRE(evaluate(*ck.model, val, L, 3, 4, "val").windows == 3);
+  REQUIRE_THROWS_WITH(evaluate(*ck.model, val, 32, 1, 4, "val"), Contains("L = 32") && Contains("max_len = 16"));
+  std::vector<uint16_t> short_split(5, 1);
+  REQUIRE_THROWS_WITH(evaluate(*ck.model, short_split, 8, 0, 4, "val"),
+                      Contains("holds 5 tokens, fewer than --len + 1 = 9"));
+}
+
+TEST_CASE("task lines are well formed", "[train]") {
+  std::string r = task_text("reverse", 3, 0, 1);
+  auto nl = r.find('\n');
+  std::string line = r.substr(0, nl), a = line.substr(0, 10), b = line.substr(11);
+  REQUIRE(line[10] == '=');
+  REQUIRE(std::string(a.rbegin(), a.rend()) == b);
+  std::string p = task_text("passkey", 2, 100, 1);
+  std::string first = p.substr(0, p.find('\n') + 1);
+  REQUIRE(first.size() == 100);
+  std::string key = first.substr(first.size() - 6, 5);
+  REQUIRE(first.find("k=" + key + ";") != std::string::npos);
+  REQUIRE_THROWS_WITH(task_text("sort", 1, 10, 1), Contains("valid: reverse|passkey"));
+}

@@ -1,0 +1,186 @@
+// report.h — turns the study's raw results (a folder of CSV files) into REPORT.md + SVG plots.
+//
+// `poslab experiments` (train/experiments.cpp) trains and evaluates every model of the study
+// (SPEC section 7) and leaves its raw numbers in one folder. write_report reads that folder
+// and writes, next to the CSVs,
+//   REPORT.md          tables (each captioned with what was measured and how), plots, and
+//                      "What the numbers say": bullet points generated from the numbers
+//   plots/*.svg        figures drawn with train/plot.h
+// Nothing in the report is hard-coded: every number comes from the CSVs.
+//
+// Input files (header line first, comma-separated, no quoting; "nan" or an empty field is a
+// missing number and shows as "n/a"):
+//   runs.csv            run,pe,seed,steps,theta,causal,objective,params,train_loss,val_loss,
+//                       tokens_per_s,train_seconds                        (required)
+//   curves/<run>.csv    step,lr,train_loss,val_loss,grad_norm,tokens_per_s
+//   extrapolation.csv   run,pe,seed,scaling,len,loss,ppl,last_quarter_loss,last_quarter_ppl,
+//                       tokens,windows
+//   position_loss.csv   run,pe,scaling,len,start,end,loss
+//   mlm.csv             pe,val_loss,shuffle_max_diff
+//   tasks.csv           task,pe,train_len,test_len,accuracy
+//   loc.csv             pe,file,lines,params
+//   attention_<pe>.csv  a matrix without header: attention weights, layer 0, mean over heads
+// Every file but runs.csv is optional: a missing one turns its section into "not run".
+// A CSV that holds only its header counts as missing. Main runs — the ones the headline
+// tables compare — are those with objective lm, the name "<pe>_s<seed>" and (for rope) theta
+// 10000; the others (theta ablations, masked-LM, tasks) feed their own sections. In loc.csv,
+// a scheme's files may be one row each or joined with '+' in one field.
+//
+// The implementation is split by idea:
+//   report_csv.cpp       reading and checking the CSVs, averaging over seeds, number format
+//   report.cpp           write_report and the markdown sections
+//   report_findings.cpp  "What the numbers say"
+//   report_plots.cpp     the SVG figures
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace poslab {
+
+struct ReportInfo {
+  std::string title;    // first heading of REPORT.md
+  std::string command;  // the command line that produced the results
+  std::string date;
+  std::string machine;  // CPU / GPU, in words
+  bool quick = false;   // the reduced study (`make experiments-quick`)
+  double total_seconds = 0;
+};
+
+// Reads <dir>/*.csv (see above), writes <dir>/REPORT.md (atomically) and <dir>/plots/*.svg.
+// Throws std::runtime_error naming the file and line for a malformed CSV, e.g.
+//   "results/runs.csv: line 4: expected 12 fields, as in the header, but got 11".
+void write_report(const std::string& dir, const ReportInfo& info);
+
+// ---------------------------------------------------------------------------------------
+// Internals shared by the report_*.cpp files (and the tests). Not a stable API.
+namespace report_detail {
+
+// A CSV file as read: the header, then rows of fields; `lines[r]` is the 1-based line number
+// of row r in the file, for error messages.
+struct Csv {
+  std::string path;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<int> lines;
+
+  // Column index of `name`; throws "<path>: line 1: expected a column 'name' ..." if absent.
+  size_t column(const std::string& name) const;
+  const std::string& text(size_t row, const std::string& name) const;
+  // A number; "nan", "inf" and "" (missing) are accepted; anything else that is not a number
+  // throws "<path>: line N: column 'loss': expected a number, but got 'abc'".
+  double number(size_t row, const std::string& name) const;
+  // A whole number (the same errors, plus "expected a whole number").
+  long integer(size_t row, const std::string& name) const;
+};
+
+// Reads a CSV with a header; every name in `columns` must be in the header and every row must
+// have as many fields as the header. Blank lines are skipped, a trailing '\r' is dropped.
+Csv read_csv(const std::string& path, const std::vector<std::string>& columns);
+// Reads a header-less matrix of numbers; every line must have as many values as the first.
+std::vector<std::vector<double>> read_matrix(const std::string& path);
+
+struct Run {  // one line of runs.csv
+  std::string run, pe, causal, objective;
+  long seed = 0, steps = 0, params = 0;
+  double theta = 0, train_loss = 0, val_loss = 0, tokens_per_s = 0, train_seconds = 0;
+};
+struct CurvePoint {  // one line of curves/<run>.csv
+  double step, lr, train_loss, val_loss, grad_norm, tokens_per_s;
+};
+struct EvalRow {  // one line of extrapolation.csv
+  std::string run, pe, scaling;
+  long seed = 0, len = 0, tokens = 0, windows = 0;
+  double loss = 0, ppl = 0, last_quarter_loss = 0, last_quarter_ppl = 0;
+};
+struct PositionRow {  // one line of position_loss.csv
+  std::string run, pe, scaling;
+  long len = 0, start = 0, end = 0;
+  double loss = 0;
+};
+struct MlmRow {
+  std::string pe;
+  double val_loss = 0, shuffle_max_diff = 0;
+};
+struct TaskRow {
+  std::string task, pe;
+  long train_len = 0, test_len = 0;
+  double accuracy = 0;
+};
+struct LocRow {
+  std::string pe, file;
+  long lines = 0, params = 0;
+};
+
+// Everything in the results folder. An optional file that is absent is std::nullopt.
+struct Study {
+  std::string dir;
+  std::vector<Run> runs;
+  std::map<std::string, std::vector<CurvePoint>> curves;  // by run name
+  std::optional<std::vector<EvalRow>> eval;               // extrapolation.csv
+  std::optional<std::vector<PositionRow>> positions;
+  std::optional<std::vector<MlmRow>> mlm;
+  std::optional<std::vector<TaskRow>> tasks;
+  std::optional<std::vector<LocRow>> loc;
+  std::map<std::string, std::vector<std::vector<double>>> attention;  // by pe
+
+  std::vector<std::string> pes;  // schemes of the main runs: none, learned, ... order
+  std::vector<long> lengths;     // evaluation lengths in extrapolation.csv, ascending
+
+  std::vector<const Run*> main_runs(const std::string& pe) const;  // ascending seed
+  // The training length T0: the shortest evaluated length (SPEC 7 evaluates from T0 up).
+  long train_len() const { return lengths.empty() ? 0 : lengths.front(); }
+};
+Study load_study(const std::string& dir);
+
+// "<pe>_s<seed>": the name of a main run.
+bool is_main_name(const std::string& run, const std::string& pe, long seed);
+// Schemes in the study's order (none, learned, sinusoidal, rope, alibi), then the rest.
+std::vector<std::string> order_pes(std::vector<std::string> pes);
+
+// Mean, min and max of the values that are not NaN (n of them); all NaN if n == 0.
+struct Stat {
+  double mean, min, max;
+  int n;
+};
+Stat stat_of(const std::vector<double>& values);
+// Perplexity (or last-quarter perplexity) at `len` with `scaling`, over the seeds of the main
+// runs of `pe`.
+Stat eval_ppl(const Study& s, const std::string& pe, const std::string& scaling, long len,
+              bool last_quarter = false);
+// The same for one named run (theta ablations).
+Stat eval_ppl_run(const Study& s, const std::string& run, const std::string& scaling, long len);
+// The RoPE theta ablation: rope lm runs with theta != 10000, plus the main rope run of the
+// same seed as the theta = 10000 baseline; ascending theta. Empty if there is no ablation.
+std::vector<const Run*> theta_runs(const Study& s);
+// Scalings that appear for main rope runs: none first, then linear, ntk, dynamic, yarn, rest.
+std::vector<std::string> rope_scalings(const Study& s);
+
+// 4 significant figures ("12.35", "0.01235", "1235"), "n/a" for NaN, "inf", and exponent
+// form for |v| >= 1e5 or < 1e-3 ("3.21e7", "1.2e-6").
+std::string fmt(double v, int significant = 4);
+// The shortest form that reads back exactly, exponent tidied: 10, 10000, 1e6, 0.5.
+std::string fmt_plain(double v);
+std::string fmt_count(long v);        // 812544 -> "812,544"
+std::string fmt_percent(double v);    // 0.875 -> "87.5%"
+std::string fmt_stat(const Stat& s);  // "15.00 (10.00–20.00)"; one value alone as "15.00"
+
+// The figures. Each writes <dir>/plots/<name>.svg and returns "plots/<name>.svg", or "" when
+// the study has no data for it.
+std::string plot_training_curves(const Study& s);
+std::string plot_ppl_vs_length(const Study& s);
+std::string plot_loss_vs_position(const Study& s);
+std::string plot_rope_scaling(const Study& s);
+std::string plot_rope_scaling_position(const Study& s);
+std::string plot_rope_theta(const Study& s);
+std::string plot_rope_rotation(const Study& s);
+std::string plot_attention(const Study& s);
+// One fixed colour per scheme, so a scheme looks the same in every figure.
+std::string pe_color(const std::string& pe);
+
+// "What the numbers say": one markdown bullet (without the leading "- ") per finding.
+std::vector<std::string> findings(const Study& s);
+
+}  // namespace report_detail
+}  // namespace poslab
