@@ -10,7 +10,8 @@ STEPS   ?=
 DEVICE  ?= cpu
 export OMP_WAIT_POLICY ?= PASSIVE
 
-.PHONY: all deps build test experiments experiments-quick bench debug sanitize format clean
+FUZZ_SECONDS ?= 60
+.PHONY: all deps build test experiments experiments-quick bench debug sanitize fuzz format clean
 
 all: build
 
@@ -44,6 +45,15 @@ sanitize: deps
 	$(CMAKE) -S . -B build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOSLAB_SANITIZE=ON -DPOSLAB_CUDA=OFF
 	$(CMAKE) --build build/sanitize -j $(JOBS)
 	cd build/sanitize && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer (clang) on the file readers and the flag parser, FUZZ_SECONDS each; crashes land
+# in build/fuzz/crash-* and become regression inputs in tests/fuzz/regressions/.
+fuzz:
+	@POSLAB_FUZZ=1 scripts/deps.sh
+	$(CMAKE) -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+	  -DCMAKE_CXX_COMPILER=clang++ -DPOSLAB_FUZZ=ON -DPOSLAB_NATIVE=OFF -DPOSLAB_CUDA=OFF
+	$(CMAKE) --build build/fuzz -j $(JOBS) --target fuzz_safetensors fuzz_json fuzz_corpus fuzz_args
+	scripts/fuzz.sh build/fuzz $(FUZZ_SECONDS)
 
 format:
 	git ls-files '*.cpp' '*.h' '*.cu' | xargs clang-format -i

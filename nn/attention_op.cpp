@@ -8,6 +8,10 @@
 namespace poslab {
 namespace {
 
+// Rows are processed in blocks of this many queries: a block needs only the keys its last
+// row can see (causal), so about half of the T x T work of a causal head is skipped.
+constexpr int64_t kRowBlock = 64;
+
 struct Dims {
   int64_t B, Tq, Tk, H, D;
 };
@@ -49,7 +53,7 @@ template <class T>
 void forward(const Tensor& q, const Tensor& k, const Tensor& v, T* out, T* probs, const Dims& d,
              const AttentionOptions& o, double scale) {
   int64_t sq = q.strides()[1], sk = k.strides()[1], sv = v.strides()[1], so = d.H * d.D;
-  int64_t block = probs ? d.Tq : 64;
+  const int64_t block = kRowBlock;
 #pragma omp parallel
   {
     std::vector<T> scratch(probs ? 0 : block * d.Tk);
@@ -59,8 +63,8 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, T* out, T* probs
         int64_t b = bh / d.H, h = bh % d.H, i1 = std::min(d.Tq, i0 + block);
         // keys visible to the last row of the block
         int64_t J = o.causal ? std::min(d.Tk, o.q_pos0 + i1) : d.Tk;
-        T* S = probs ? probs + bh * d.Tq * d.Tk : scratch.data();
-        int64_t ldS = probs ? d.Tk : d.Tk;
+        T* S = probs ? probs + (bh * d.Tq + i0) * d.Tk : scratch.data();
+        const int64_t ldS = d.Tk;
         T* O = out + b * d.Tq * so + h * d.D;
         if (J <= 0) continue;
         const T *Q = head_ptr<T>(q, b, h), *K = head_ptr<T>(k, b, h), *V = head_ptr<T>(v, b, h);
@@ -68,8 +72,8 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, T* out, T* probs
                         T(0), S, ldS);
         double slope = o.alibi_slopes.empty() ? 0 : o.alibi_slopes[h];
         scores_to_probs<T>(S, ldS, i0, i1, J, slope, o);
-        if (probs)
-          for (int64_t i = i0; i < i1; ++i) std::fill(S + i * ldS + J, S + (i + 1) * ldS, T(0));
+        if (probs)  // the saved P is zero where a row sees no key
+          for (int64_t i = 0; i < i1 - i0; ++i) std::fill(S + i * ldS + J, S + (i + 1) * ldS, T(0));
         kernel::gemm<T>(false, false, i1 - i0, d.D, J, T(1), S, ldS, V, sv, T(0), O + i0 * so, so);
       }
   }
@@ -81,34 +85,47 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, T* out, T* probs
 //   dS_ij = P_ij (dP_ij - sum_k dP_ik P_ik)      softmax backward, row by row
 //   dQ = scale dS K,  dK = scale dS^T Q          S = scale Q K^T + bias
 // The bias (ALiBi) and the mask are constants added to S: they pass dS through unchanged and
-// receive nothing; masked entries have P = 0, hence dS = 0.
+// receive nothing; masked entries have P = 0, hence dS = 0. Row blocks of kRowBlock queries
+// touch only the J keys they can see, and add their share into dK and dV (beta = 1).
 template <class T>
 void backward(const Tensor& q, const Tensor& k, const Tensor& v, const T* probs, const T* dout,
-              T* dq, T* dk, T* dv, const Dims& d, double scale) {
+              T* dq, T* dk, T* dv, const Dims& d, double scale, const AttentionOptions& o) {
   int64_t sq = q.strides()[1], sk = k.strides()[1], sv = v.strides()[1], so = d.H * d.D;
 #pragma omp parallel
   {
-    std::vector<T> dS(d.Tq * d.Tk);
+    std::vector<T> dS(kRowBlock * d.Tk);
 #pragma omp for schedule(dynamic)
     for (int64_t bh = 0; bh < d.B * d.H; ++bh) {
       int64_t b = bh / d.H, h = bh % d.H;
-      const T* P = probs + bh * d.Tq * d.Tk;
       const T* dO = dout + b * d.Tq * so + h * d.D;
       const T *Q = head_ptr<T>(q, b, h), *K = head_ptr<T>(k, b, h), *V = head_ptr<T>(v, b, h);
       int64_t ok = b * d.Tk * so + h * d.D, oq = b * d.Tq * so + h * d.D;
-      kernel::gemm<T>(true, false, d.Tk, d.D, d.Tq, T(1), P, d.Tk, dO, so, T(0), dv + ok, so);
-      kernel::gemm<T>(false, true, d.Tq, d.Tk, d.D, T(1), dO, so, V, sv, T(0), dS.data(), d.Tk);
-      for (int64_t i = 0; i < d.Tq; ++i) {
-        T* r = dS.data() + i * d.Tk;
-        const T* p = P + i * d.Tk;
-        double dot = 0;
-        for (int64_t j = 0; j < d.Tk; ++j) dot += static_cast<double>(r[j]) * p[j];
-        for (int64_t j = 0; j < d.Tk; ++j) r[j] = p[j] * (r[j] - static_cast<T>(dot));
+      for (int64_t j = 0; j < d.Tk; ++j)  // dK, dV accumulate over row blocks
+        std::fill(dk + ok + j * so, dk + ok + j * so + d.D, T(0)),
+            std::fill(dv + ok + j * so, dv + ok + j * so + d.D, T(0));
+      for (int64_t i0 = 0; i0 < d.Tq; i0 += kRowBlock) {
+        int64_t i1 = std::min(d.Tq, i0 + kRowBlock), R = i1 - i0;
+        int64_t J = o.causal ? std::min(d.Tk, o.q_pos0 + i1) : d.Tk;
+        if (J <= 0) {
+          for (int64_t i = i0; i < i1; ++i) std::fill(dq + oq + i * so, dq + oq + i * so + d.D, T(0));
+          continue;
+        }
+        const T* P = probs + (bh * d.Tq + i0) * d.Tk;  // (R, J) with row stride Tk
+        const T* dOb = dO + i0 * so;
+        kernel::gemm<T>(true, false, J, d.D, R, T(1), P, d.Tk, dOb, so, T(1), dv + ok, so);
+        kernel::gemm<T>(false, true, R, J, d.D, T(1), dOb, so, V, sv, T(0), dS.data(), J);
+        for (int64_t i = 0; i < R; ++i) {
+          T* r = dS.data() + i * J;
+          const T* p = P + i * d.Tk;
+          double dot = 0;
+          for (int64_t j = 0; j < J; ++j) dot += static_cast<double>(r[j]) * p[j];
+          for (int64_t j = 0; j < J; ++j) r[j] = p[j] * (r[j] - static_cast<T>(dot));
+        }
+        kernel::gemm<T>(false, false, R, d.D, J, static_cast<T>(scale), dS.data(), J, K, sk, T(0),
+                        dq + oq + i0 * so, so);
+        kernel::gemm<T>(true, false, J, d.D, R, static_cast<T>(scale), dS.data(), J, Q + i0 * sq, sq,
+                        T(1), dk + ok, so);
       }
-      kernel::gemm<T>(false, false, d.Tq, d.D, d.Tk, static_cast<T>(scale), dS.data(), d.Tk, K, sk,
-                      T(0), dq + oq, so);
-      kernel::gemm<T>(true, false, d.Tk, d.D, d.Tq, static_cast<T>(scale), dS.data(), d.Tk, Q, sq,
-                      T(0), dk + ok, so);
     }
   }
 }
@@ -142,7 +159,7 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
   });
   Tensor sq = q.detach(), sk = k.detach(), sv = v.detach();
   return record("attention", out, {&q_in, &k_in, &v_in},
-                [sq, sk, sv, probs, d, scale](const Tensor& dy) {
+                [sq, sk, sv, probs, d, scale, opt](const Tensor& dy) {
                   Tensor dout = dy.contiguous();
                   Tensor dq = Tensor::empty(sq.shape(), sq.dtype()),
                          dk = Tensor::empty(sk.shape(), sk.dtype()),
@@ -150,7 +167,7 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
                   dispatch(sq.dtype(), [&](auto zero) {
                     using T = decltype(zero);
                     backward<T>(sq, sk, sv, probs.data<T>(), dout.data<T>(), dq.data<T>(),
-                                dk.data<T>(), dv.data<T>(), d, scale);
+                                dk.data<T>(), dv.data<T>(), d, scale, opt);
                   });
                   return std::vector<Tensor>{dq, dk, dv};
                 });

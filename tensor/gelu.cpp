@@ -2,6 +2,9 @@
 //   y = 0.5 x (1 + tanh(u)),  u = sqrt(2/pi) (x + 0.044715 x^3)
 // Backward:
 //   dy/dx = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+// Both loops use 0.5 (1 + tanh u) = sigmoid(2u) = 1 / (1 + exp(-2u)): one exp instead of a
+// tanh, about twice as fast, and exp(-2u) overflowing to inf for very negative u still gives
+// the right limit (sigmoid -> 0).
 #include <omp.h>
 
 #include <cmath>
@@ -28,7 +31,7 @@ Tensor gelu(const Tensor& x) {
     for (int64_t i = 0; i < n; ++i) {
       T v = px[i];
       T u = T(kSqrt2OverPi) * (v + T(kGeluC) * v * v * v);
-      py[i] = T(0.5) * v * (T(1) + std::tanh(u));
+      py[i] = v / (T(1) + std::exp(T(-2) * u));  // x sigmoid(2u) = 0.5 x (1 + tanh u)
     }
   });
   return y;
@@ -45,9 +48,11 @@ Tensor gelu_backward(const Tensor& x, const Tensor& dy) {
 #pragma omp parallel for simd if (n > kParallelGrain)
     for (int64_t i = 0; i < n; ++i) {
       T v = px[i];
-      T t = std::tanh(T(kSqrt2OverPi) * (v + T(kGeluC) * v * v * v));
+      T u = T(kSqrt2OverPi) * (v + T(kGeluC) * v * v * v);
+      T s = T(1) / (T(1) + std::exp(T(-2) * u));  // sigmoid(2u) = (1 + tanh u) / 2
       T du = T(kSqrt2OverPi) * (T(1) + T(3 * kGeluC) * v * v);
-      po[i] = pd[i] * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * du);
+      // 0.5 (1 - tanh^2 u) = 2 s (1 - s)
+      po[i] = pd[i] * (s + v * T(2) * s * (T(1) - s) * du);
     }
   });
   return dx;

@@ -4,6 +4,10 @@
 
 namespace poslab {
 
+class Args;
+struct TrainOptions;
+TrainOptions train_options(const Args& a);  // the flags of `poslab train`, checked
+
 int cmd_prepare(int argc, char** argv);
 int cmd_train(int argc, char** argv);
 int cmd_eval(int argc, char** argv);

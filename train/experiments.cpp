@@ -161,7 +161,7 @@ int cmd_experiments(int argc, char** argv) {
   Args a("experiments",
          {{"out", "DIR  results folder (default results)"},
           {"quick", "the same pipeline, small: a few minutes", true},
-          {"steps", "N  training steps of each main run (default: 900 full, 60 quick)"},
+          {"steps", "N  training steps of each main run (default: 300 full, 60 quick)"},
           {"seeds", "N  seeds per scheme in the main table (default 2)"},
           {"force", "redo every run and evaluation", true},
           {"device", "cpu|cuda (default cpu)"}},
@@ -173,7 +173,7 @@ int cmd_experiments(int argc, char** argv) {
   s.quick = a.boolean("quick", false);
   s.force = a.boolean("force", false);
   s.out = a.str("out", s.quick ? "results-quick" : "results");
-  s.steps = a.integer("steps", s.quick ? 60 : 900, 1, 10000000);
+  s.steps = a.integer("steps", s.quick ? 60 : 300, 1, 10000000);
   s.task_steps = s.quick ? 60 : 400;
   s.eval_tokens = s.quick ? 8192 : 32768;
   int64_t nseeds = a.integer("seeds", 2, 1, 16);
@@ -192,8 +192,9 @@ int cmd_experiments(int argc, char** argv) {
   std::vector<std::string> scalings{"linear", "ntk", "dynamic", "yarn"};
   // job weights ~ expected seconds per unit, only for the ETA
   double w_train = 1.0, w_eval = 0.15, w_task = 0.3;
-  tr.total_jobs = 1 + static_cast<int>(pes.size() * s.seeds.size()) + 2 + 2 + 2 * 5 + 1;
-  tr.total_weight = (pes.size() * s.seeds.size() + 4) * w_train + 10 * w_task + w_eval * 40;
+  double P = static_cast<double>(pes.size()), S = static_cast<double>(s.seeds.size());
+  tr.total_jobs = static_cast<int>(1 + 2 * P * S + 4 + 2 + 2 + 2 * P + 1);
+  tr.total_weight = (P * S + 4) * w_train + P * S * w_eval + 4 * 2 * w_eval + 2 * P * w_task;
 
   // ---- 0. the corpus ----
   s.data = s.out + "/data/fortunes";
@@ -269,8 +270,7 @@ int cmd_experiments(int argc, char** argv) {
   GPT& rope = *seed1[3];
   for (const std::string& sc : scalings) {
     tr.start("rope scaling " + sc + " at 256..4096");
-    // dynamic runs a scalar per-row kernel: fewer windows at the long lengths
-    extrapolate("rope_s1", "rope", 1, rope, parse_scaling(sc), s.lens, sc == "dynamic" ? 2 : 1 << 30);
+    extrapolate("rope_s1", "rope", 1, rope, parse_scaling(sc), s.lens, 1 << 30);
     tr.done(w_eval * 2);
   }
 

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Cross-check `poslab eval --json` against an independent PyTorch reference written from
+# SPEC.md alone (tests/reference/spec_model.py, float64).
+#
+#   tests/reference/check.sh build/release/train/poslab
+#
+# Two families of checkpoints, on a tiny prepared corpus:
+#   trained  - written by `poslab train` (30 steps, T0 = 32), one per pe;
+#   synth    - written by spec_model.py with large random weights (sharp attention, so the
+#              loss really depends on positions: a 30-step model hardly uses them), plus
+#              variants: ALiBi with 6 heads (non-power-of-two slopes), RoPE with theta 500
+#              and hd 16, no causal mask (none, alibi).
+# For every pe, L in {16, 32, 64, 128}; for rope also every --rope-scaling and explicit
+# --factor. Exit 0 if every loss, ppl and bucket loss agrees to 1e-4 relative, 1 if not,
+# 77 if /usr/bin/python3 has no torch. KEEP=1 keeps the temporary folder.
+set -u
+
+POSLAB=${1:?usage: check.sh PATH/TO/poslab}
+PY=/usr/bin/python3
+HERE=$(cd "$(dirname "$0")" && pwd)
+REF="$HERE/spec_model.py"
+TOL=1e-4
+
+if ! "$PY" -c 'import torch' 2>/dev/null; then
+  echo "SKIP: python3-torch not installed (apt-get install python3-torch)"
+  exit 77
+fi
+[ -x "$POSLAB" ] || { echo "check.sh: $POSLAB is not executable" >&2; exit 2; }
+POSLAB=$(cd "$(dirname "$POSLAB")" && pwd)/$(basename "$POSLAB")
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/poslab-ref.XXXXXX")
+if [ "${KEEP:-0}" = 1 ]; then echo "keeping $TMP"; else trap 'rm -rf "$TMP"' EXIT; fi
+fail=0
+# Run a private copy: the build tree may be relinked by someone else during the check.
+cp "$POSLAB" "$TMP/poslab" && POSLAB="$TMP/poslab" || { echo "cannot copy $POSLAB"; exit 2; }
+
+# ---- corpus (deterministic, ~25 kB, 10% val = ~2.5k tokens >= 3 windows of 129)
+"$PY" - "$TMP/corpus.txt" <<'EOF'
+import random, sys
+random.seed(7)
+words = ("the quick brown fox jumps over a lazy dog while every rotary position "
+         "keeps its own angle and linear bias decays with distance so long windows "
+         "need scaling before they fit").split()
+lines = []
+for _ in range(620):
+    n = random.randint(3, 11)
+    lines.append(" ".join(random.choice(words) for _ in range(n)) + random.choice(".!?,;"))
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+EOF
+DATA="$TMP/data"
+"$POSLAB" prepare --corpus "$TMP/corpus.txt" --out "$DATA" >/dev/null || { echo "prepare failed"; exit 1; }
+
+# ---- checkpoints
+CKPTS=()   # "family pe path"
+for pe in none learned sinusoidal rope alibi; do
+  extra=()
+  [ "$pe" = learned ] && extra=(--max-len 128)
+  if ! "$POSLAB" train --data "$DATA" --pe "$pe" --out "$TMP/$pe" --steps 30 --ctx 32 --d 32 \
+       --layers 2 --heads 4 --batch 8 --quiet "${extra[@]}" >/dev/null; then
+    echo "train --pe $pe failed"; fail=1; continue
+  fi
+  CKPTS+=("trained $pe $TMP/$pe/model.safetensors")
+done
+synth() {  # name pe [flags...]
+  local name=$1 pe=$2; shift 2
+  "$PY" "$REF" synth --out "$TMP/syn_$name.safetensors" --pe "$pe" --data "$DATA" --ctx 32 "$@" \
+    && CKPTS+=("synth:$name $pe $TMP/syn_$name.safetensors")
+}
+synth none none --seed 1
+synth learned learned --max-len 128 --seed 2
+synth sinusoidal sinusoidal --seed 3
+synth rope rope --seed 4
+synth alibi alibi --seed 5
+synth alibi-h6 alibi --heads 6 --d 48 --seed 26
+synth rope-th500-hd16 rope --heads 2 --d 32 --theta 500 --seed 7
+synth alibi-bidir alibi --causal false --seed 8
+synth none-bidir none --causal false --seed 9
+
+# ---- run poslab eval, collect a manifest for the reference
+MAN="$TMP/manifest.tsv"; : > "$MAN"
+n=0
+ours() {  # family ckpt L scaling factor [extra eval flags]
+  local fam=$1 ck=$2 L=$3 sc=$4 fa=$5; shift 5
+  local args=(eval --ckpt "$ck" --data "$DATA" --len "$L" --windows 3 --json "$@")
+  [ "$sc" != none ] && args+=(--rope-scaling "$sc")
+  [ "$fa" != - ] && args+=(--factor "$fa")
+  n=$((n + 1))
+  local out="$TMP/ours_$n.json"
+  if ! "$POSLAB" "${args[@]}" >"$out" 2>"$out.err"; then
+    echo "FAIL: poslab ${args[*]} exited non-zero: $(tr '\n' ' ' <"$out.err")"; fail=1; return
+  fi
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$fam" "$out" "$ck" "$DATA" "$L" 3 "$sc" "$fa" >>"$MAN"
+}
+for entry in "${CKPTS[@]}"; do
+  read -r fam pe ck <<<"$entry"
+  for L in 16 32 64 128; do ours "$fam" "$ck" "$L" none -; done
+  ours "$fam" "$ck" 64 none - --buckets 5          # ranges that do not divide L
+  if [ "$pe" = rope ]; then
+    for sc in linear ntk dynamic yarn; do
+      for L in 16 32 64 128; do ours "$fam" "$ck" "$L" "$sc" -; done
+    done
+    for L in 16 32 64 128; do ours "$fam" "$ck" "$L" linear 3; done
+    ours "$fam" "$ck" 64 ntk 3
+    ours "$fam" "$ck" 64 yarn 3
+    ours "$fam" "$ck" 16 yarn 2.5                    # s > 1 although L < T0
+  fi
+done
+
+# ---- compare
+"$PY" "$REF" compare "$MAN" --tol "$TOL" --sensitivity || fail=1
+
+# ---- errors the SPEC requires
+expect_error() {  # description, must-contain..., -- , poslab args...
+  local what=$1; shift
+  local needles=()
+  while [ "$1" != -- ]; do needles+=("$1"); shift; done; shift
+  if "$POSLAB" "$@" >"$TMP/err.out" 2>&1; then
+    echo "FAIL: $what: poslab $* succeeded, the SPEC says it is an error"; fail=1; return
+  fi
+  for s in "${needles[@]}"; do
+    if ! grep -q -- "$s" "$TMP/err.out"; then
+      echo "FAIL: $what: message lacks '$s': $(head -c 300 "$TMP/err.out")"; fail=1; return
+    fi
+  done
+  echo "ok   error: $what: $(head -n1 "$TMP/err.out" | head -c 160)"
+}
+SR="$TMP/syn_rope.safetensors"; SL="$TMP/syn_learned.safetensors"; SA="$TMP/syn_alibi.safetensors"
+expect_error "--factor without --rope-scaling" -- eval --ckpt "$SR" --data "$DATA" --len 16 --factor 2 --json
+expect_error "--factor with dynamic" -- eval --ckpt "$SR" --data "$DATA" --len 16 --rope-scaling dynamic --factor 2 --json
+expect_error "--factor below 1" -- eval --ckpt "$SR" --data "$DATA" --len 16 --rope-scaling linear --factor 0.5 --json
+expect_error "--rope-scaling with alibi" -- eval --ckpt "$SA" --data "$DATA" --len 16 --rope-scaling ntk --json
+expect_error "learned L > max_len names both" 129 128 -- eval --ckpt "$SL" --data "$DATA" --len 129 --windows 1 --json
+
+if [ "$fail" = 0 ]; then echo "PASS: poslab eval agrees with the SPEC reference"; else echo "FAIL"; fi
+exit "$fail"
