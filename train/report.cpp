@@ -214,11 +214,11 @@ void scaling_section(Markdown& md, const Study& s) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& sc : scalings) {
     rows.push_back({sc});
-    for (const long L : s.lengths) rows.back().push_back(fmt(eval_ppl(s, "rope", sc, L).mean));
+    for (const long L : s.lengths) rows.back().push_back(fmt(scaled_rope_ppl(s, sc, L).mean));
   }
   md.table(
-      "Validation perplexity of the main RoPE runs per scaling method and length L, mean "
-      "over seeds (none = plain RoPE).",
+      "Validation perplexity of the RoPE model evaluated with every scaling (seed 1) per "
+      "scaling method and length L (none = plain RoPE, the same model and windows).",
       len_header(s, "scaling"), rows);
   md.figure(plot_rope_scaling(s), "RoPE scaling",
             "RoPE validation perplexity against length, per scaling.");
@@ -266,20 +266,20 @@ void ablation_section(Markdown& md, const Study& s) {
     std::string best;
     double best_ppl = INFINITY;
     for (const auto& sc : scalings) {
-      const double p = eval_ppl(s, "rope", sc, L).mean;
+      const double p = scaled_rope_ppl(s, sc, L).mean;
       if (sc != "none" && p < best_ppl) best = sc, best_ppl = p;
     }
     std::vector<std::vector<std::string>> rows;
     for (const auto& sc : {std::string("none"), best}) {
       if (sc.empty()) continue;
       rows.push_back({sc == "none" ? "none (plain RoPE)" : sc + " (best)",
-                      fmt(eval_ppl(s, "rope", sc, L).mean),
-                      fmt(eval_ppl(s, "rope", sc, L, true).mean)});
+                      fmt(scaled_rope_ppl(s, sc, L).mean),
+                      fmt(scaled_rope_ppl(s, sc, L, true).mean)});
     }
     md.table("RoPE at L = " + std::to_string(L) +
                  ": perplexity over the whole window and over "
                  "its last quarter, without scaling and with the scaling that gives the lowest "
-                 "whole-window perplexity at this length. Mean over the main RoPE seeds.",
+                 "whole-window perplexity at this length, on the RoPE model of Table 5.",
              {"scaling", "ppl", "last-quarter ppl"}, rows);
   }
   md.heading("4.3 No causal mask: masked-LM, NoPE against a PE", 3);

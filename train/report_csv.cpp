@@ -312,6 +312,21 @@ Stat eval_ppl_run(const Study& s, const std::string& run, const std::string& sca
   return stat_of(v);
 }
 
+Stat scaled_rope_ppl(const Study& s, const std::string& scaling, long len, bool last_quarter) {
+  std::vector<std::string> runs;  // main RoPE runs with at least one scaled evaluation
+  if (s.eval)
+    for (const auto& r : *s.eval)
+      if (r.pe == "rope" && r.scaling != "none" && is_main_name(r.run, r.pe, r.seed) &&
+          std::find(runs.begin(), runs.end(), r.run) == runs.end())
+        runs.push_back(r.run);
+  std::vector<double> v;
+  if (s.eval)
+    for (const auto& r : *s.eval)
+      if (r.scaling == scaling && r.len == len && std::find(runs.begin(), runs.end(), r.run) != runs.end())
+        v.push_back(last_quarter ? r.last_quarter_ppl : r.ppl);
+  return stat_of(v);
+}
+
 std::vector<std::string> rope_scalings(const Study& s) {
   static const std::vector<std::string> kOrder = {"none", "linear", "ntk", "dynamic", "yarn"};
   std::vector<std::string> out;

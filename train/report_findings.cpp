@@ -88,15 +88,17 @@ void extrapolation_findings(const Study& s, std::vector<std::string>& out) {
     std::string best;
     double best_ppl = INFINITY;
     for (const auto& sc : rope_scalings(s)) {
-      if (sc != "none" && ppl(s, "rope", Lmax, sc) < best_ppl) {
-        best = sc, best_ppl = ppl(s, "rope", Lmax, sc);
+      if (sc != "none" && scaled_rope_ppl(s, sc, Lmax).mean < best_ppl) {
+        best = sc, best_ppl = scaled_rope_ppl(s, sc, Lmax).mean;
       }
     }
-    if (!best.empty()) {
-      t += " Best scaling there: **" + best + "** at " + fmt(best_ppl) + " (" +
-           (best_ppl < b ? "×" + fmt(b / best_ppl, 3) + " lower than no scaling"
-                         : "no better than no scaling") +
-           "; " + fmt(a) + " at T0).";
+    if (!best.empty()) {  // compared on the same model: the one evaluated with every scaling
+      const double plain = scaled_rope_ppl(s, "none", Lmax).mean;
+      t += " Best scaling there (seed-1 model): **" + best + "** at " + fmt(best_ppl) + " (" +
+           (best_ppl < plain ? "×" + fmt(plain / best_ppl, 3) + " lower than its " + fmt(plain) +
+                                   " without scaling"
+                             : "no better than its " + fmt(plain) + " without scaling") +
+           ").";
     }
     if (std::isfinite(b / a) && b / a > 2) {
       t += " Relative positions alone do not make RoPE extrapolate: angles past T0 were never "

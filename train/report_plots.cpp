@@ -159,7 +159,7 @@ std::string plot_rope_scaling(const Study& s) {
   for (const auto& sc : rope_scalings(s)) {
     Series sr{sc, lengths_x(s), {}};
     sr.dashed = sc == "none";
-    for (const long L : s.lengths) sr.y.push_back(eval_ppl(s, "rope", sc, L).mean);
+    for (const long L : s.lengths) sr.y.push_back(scaled_rope_ppl(s, sc, L).mean);
     p.series.push_back(std::move(sr));
   }
   if (p.series.size() <= 1 || !any_finite(p.series)) return "";

@@ -295,7 +295,7 @@ TEST_CASE("write_report computes the tables from the CSVs", "[report]") {
                   "does learn") != std::string::npos);
   CHECK(says.find("**alibi** from L=256 to L=1024: val ppl stays flat: 10.25 to 9.500") !=
         std::string::npos);
-  CHECK(says.find("Best scaling there: **yarn** at 36.00") != std::string::npos);
+  CHECK(says.find("Best scaling there (seed-1 model): **yarn** at 36.00") != std::string::npos);
 
   // Raw data: links to present files, "not produced" for the missing one.
   CHECK(md.find("- [runs.csv](runs.csv)") != std::string::npos);
