@@ -161,7 +161,7 @@ int cmd_experiments(int argc, char** argv) {
   Args a("experiments",
          {{"out", "DIR  results folder (default results)"},
           {"quick", "the same pipeline, small: a few minutes", true},
-          {"steps", "N  training steps of each main run (default: 300 full, 60 quick)"},
+          {"steps", "N  training steps of each main run (default: 240 full, 60 quick)"},
           {"seeds", "N  seeds per scheme in the main table (default 2)"},
           {"force", "redo every run and evaluation", true},
           {"device", "cpu|cuda (default cpu)"}},
@@ -173,7 +173,7 @@ int cmd_experiments(int argc, char** argv) {
   s.quick = a.boolean("quick", false);
   s.force = a.boolean("force", false);
   s.out = a.str("out", s.quick ? "results-quick" : "results");
-  s.steps = a.integer("steps", s.quick ? 60 : 300, 1, 10000000);
+  s.steps = a.integer("steps", s.quick ? 60 : 240, 1, 10000000);
   s.task_steps = s.quick ? 60 : 400;
   s.eval_tokens = s.quick ? 8192 : 32768;
   int64_t nseeds = a.integer("seeds", 2, 1, 16);
