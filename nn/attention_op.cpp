@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -32,9 +33,15 @@ void scores_to_probs(T* S, int64_t ldS, int64_t i0, int64_t i1, int64_t J, doubl
     T* s = S + (i - i0) * ldS;
     int64_t P = o.q_pos0 + i;
     int64_t visible = o.causal ? std::min<int64_t>(P + 1, J) : J;
-    if (slope != 0)
+    if (slope != 0 && visible > 0) {
+      // -m |P - j|, shifted by the row's largest bias (that of the nearest key): softmax is
+      // unchanged by a constant per row, and the shifted bias stays small (at most m * Tk)
+      // even at positions in the millions, where -m P alone would swamp float precision.
+      int64_t nearest = std::clamp<int64_t>(P, 0, visible - 1);
+      double dmin = static_cast<double>(P > nearest ? P - nearest : nearest - P);
       for (int64_t j = 0; j < visible; ++j)
-        s[j] -= static_cast<T>(slope * static_cast<double>(P > j ? P - j : j - P));
+        s[j] -= static_cast<T>(slope * (static_cast<double>(P > j ? P - j : j - P) - dmin));
+    }
     T m = -std::numeric_limits<T>::infinity();
     for (int64_t j = 0; j < visible; ++j) m = std::max(m, s[j]);
     double z = 0;

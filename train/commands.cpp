@@ -53,7 +53,8 @@ static std::vector<FlagSpec> train_flags() {
           {"device", "cpu|cuda (default cpu)"},
           {"resume", "continue the run in --out from its checkpoint", true},
           {"force", "start over even if --out holds a run", true},
-          {"quiet", "no progress output", true}};
+          {"quiet", "no progress output", true},
+          {"detect-anomaly", "check every op's gradients and name the first op that makes NaN/inf (slow)", true}};
 }
 
 static void check_device(const Args& a) {
@@ -97,6 +98,7 @@ int cmd_train(int argc, char** argv) {
   Args a("train", train_flags(), argc, argv);
   if (a.help()) return std::puts(a.usage().c_str()), 0;
   TrainOptions o = train_options(a);
+  set_detect_anomaly(a.boolean("detect-anomaly", false));
   TrainResult r = train(o);
   write_file_atomic(o.out + "/vocab.json", read_file(o.data + "/vocab.json"));  // for generate
   std::printf("trained %s: %lld steps, train loss %.4f, val loss %.4f, %.0f tokens/s\n",

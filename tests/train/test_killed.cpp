@@ -1,0 +1,113 @@
+// Killed runs: `poslab train` as a child process, killed with SIGKILL at random moments
+// (many of them during a checkpoint write, since this run checkpoints every step), resumed
+// each time. The checkpoint on disk must always load, no step may be lost beyond the last
+// checkpoint, and the run must end with exactly the weights of an uninterrupted run.
+// SIGINT must save a checkpoint and exit cleanly.
+#include <signal.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "data/atomic_file.h"
+#include "data/corpus.h"
+#include "tests/support/temp_dir.h"
+#include "train/checkpoint.h"
+
+using namespace poslab;
+namespace fs = std::filesystem;
+
+#ifndef POSLAB_BIN
+#error "POSLAB_BIN (the path of the poslab program) must be defined by the build"
+#endif
+
+namespace {
+
+std::vector<std::string> train_args(const test::TempDir& dir, const std::string& out, int steps) {
+  return {POSLAB_BIN, "train",  "--data",   dir.file("data"), "--out",  out,     "--pe",
+          "rope",     "--steps", std::to_string(steps), "--ctx", "32", "--d", "32", "--layers",
+          "2",        "--heads", "4",  "--batch", "8",  "--eval-every", "1", "--quiet"};
+}
+
+pid_t spawn(std::vector<std::string> args) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    dup2(null, 1), dup2(null, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void make_corpus(const test::TempDir& dir) {
+  std::string t;
+  for (int i = 0; i < 200; ++i) t += "a stitch in time saves nine; " + std::to_string(i * 7919 % 1000) + "\n";
+  write_corpus(build_corpus(t), dir.file("data"));
+}
+
+}  // namespace
+
+TEST_CASE("SIGKILL at random moments never corrupts a checkpoint; resuming ends where an uninterrupted run ends", "[train][slow]") {
+  test::TempDir dir;
+  make_corpus(dir);
+  const int steps = 30;
+  REQUIRE(wait_exit(spawn(train_args(dir, dir.file("straight"), steps))) == 0);
+  std::string out = dir.file("killed");
+  Generator g(42);
+  int kills = 0, last_step = 0;
+  for (int attempt = 0; attempt < 60; ++attempt) {
+    auto args = train_args(dir, out, steps);
+    if (fs::exists(out + "/state.safetensors")) args.push_back("--resume");
+    pid_t pid = spawn(args);
+    // somewhere in the first ~0.6 s: start-up, a step, or a checkpoint write
+    std::this_thread::sleep_for(std::chrono::microseconds(20000 + g.next_u64() % 600000));
+    kill(pid, SIGKILL);
+    int code = wait_exit(pid);
+    if (code == 0) break;  // it finished before the kill
+    ++kills;
+    if (fs::exists(out + "/model.safetensors")) {
+      int step = static_cast<int>(load_checkpoint(out + "/model.safetensors").step);  // always loads
+      REQUIRE(step >= last_step);  // a checkpoint never goes back: nothing before it is lost
+      last_step = step;
+    }
+    if (last_step == steps) break;
+  }
+  INFO("killed " << kills << " times");
+  REQUIRE(kills > 0);
+  if (load_checkpoint(out + "/model.safetensors").step < steps) {
+    auto args = train_args(dir, out, steps);
+    args.push_back("--resume");
+    REQUIRE(wait_exit(spawn(args)) == 0);
+  }
+  REQUIRE(read_file(out + "/model.safetensors") == read_file(dir.file("straight/model.safetensors")));
+  for (const auto& e : fs::directory_iterator(out))  // no temporary files left behind that matter
+    REQUIRE(e.path().filename().string().find(".tmp.") == std::string::npos);
+}
+
+TEST_CASE("SIGINT saves a checkpoint and exits", "[train]") {
+  test::TempDir dir;
+  make_corpus(dir);
+  std::string out = dir.file("run");
+  pid_t pid = spawn(train_args(dir, out, 100000));
+  for (int i = 0; i < 200 && !fs::exists(out + "/model.safetensors"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  kill(pid, SIGINT);
+  REQUIRE(wait_exit(pid) == 1);  // exit code 1 with "interrupted at step N; checkpoint saved"
+  Checkpoint ck = load_checkpoint(out + "/model.safetensors");
+  REQUIRE(ck.step >= 1);
+  REQUIRE(ck.step < 100000);
+}
