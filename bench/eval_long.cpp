@@ -1,0 +1,40 @@
+// eval_long.cpp — one evaluation window at long lengths (4096, 8192): wall time and the
+// process's peak RSS, to show that evaluation memory grows linearly in T (no T x T matrix per
+// head is materialised: attention runs in row blocks without saving probabilities).
+// Runs one length per process, so each peak RSS is its own: bench_eval_long L [pe]
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "nn/gpt.h"
+
+using namespace poslab;
+
+int main(int argc, char** argv) {
+  int64_t L = argc > 1 ? std::atoll(argv[1]) : 4096;
+  std::string pe = argc > 2 ? argv[2] : "rope";
+  GPTConfig c;
+  c.vocab_size = 105, c.pe = parse_pe(pe), c.block_size = 256;
+  if (c.pe == PeKind::learned) c.max_len = L;
+  GPT m(c, 1);
+  Generator g(5);
+  Ids x{std::vector<int32_t>(L), {1, L}}, y = x;
+  for (auto& v : x.data) v = static_cast<int32_t>(g.next_u64() % 105);
+  for (auto& v : y.data) v = static_cast<int32_t>(g.next_u64() % 105);
+  NoGrad ng;
+  auto t0 = std::chrono::steady_clock::now();
+  double loss = m.loss(x, y).item();
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!std::isfinite(loss)) {
+    std::fprintf(stderr, "eval_long: loss is %g\n", loss);
+    return 1;
+  }
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  std::printf("%-6s L=%-6lld %7.2f s  %8.0f tokens/s  peak RSS %6.1f MB\n", pe.c_str(), (long long)L, secs,
+              L / secs, ru.ru_maxrss / 1024.0);
+  return 0;
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+"""The same GPT in PyTorch eager (SPEC 1), for a side-by-side speed comparison.
+
+Prints, per scheme, training tokens/s of the canonical config (d=128, 4 layers, 4 heads,
+T=256, batch 16, AdamW) and one evaluation window at 4096 (time, tokens/s), as
+`torch <pe> train <tokens/s>` and `torch <pe> eval4096 <tokens/s>` lines that
+scripts/bench.sh parses. Usage: torch_bench.py [threads] [steps]
+"""
+import math
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+threads = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+steps = int(sys.argv[2]) if len(sys.argv) > 2 else 6
+torch.set_num_threads(threads)
+V, C, L, H, T, B = 105, 128, 4, 4, 256, 16
+D = C // H
+
+
+def alibi_slopes(n):
+    return torch.tensor([2 ** (-8 * (h + 1) / n) for h in range(n)])
+
+
+class Model(torch.nn.Module):
+    def __init__(self, pe, max_len=4096):
+        super().__init__()
+        self.pe = pe
+        self.wte = torch.nn.Embedding(V, C)
+        self.wpe = torch.nn.Embedding(max_len, C) if pe == "learned" else None
+        self.blocks = torch.nn.ModuleList()
+        for _ in range(L):
+            self.blocks.append(torch.nn.ModuleDict(dict(
+                ln_1=torch.nn.LayerNorm(C), c_attn=torch.nn.Linear(C, 3 * C), c_proj=torch.nn.Linear(C, C),
+                ln_2=torch.nn.LayerNorm(C), c_fc=torch.nn.Linear(C, 4 * C), mlp_proj=torch.nn.Linear(4 * C, C))))
+        self.ln_f = torch.nn.LayerNorm(C)
+
+    def forward(self, idx):
+        b, t = idx.shape
+        x = self.wte(idx)
+        pos = torch.arange(t)
+        if self.pe == "learned":
+            x = x + self.wpe(pos)
+        if self.pe == "sinusoidal":
+            i = torch.arange(0, C, 2)
+            a = pos[:, None] / (10000 ** (i / C))
+            pe = torch.zeros(t, C)
+            pe[:, 0::2], pe[:, 1::2] = torch.sin(a), torch.cos(a)
+            x = x + pe
+        if self.pe == "rope":
+            f = 10000 ** (-torch.arange(0, D, 2) / D)
+            ang = pos[:, None] * f
+            cos, sin = torch.cos(ang)[None, None], torch.sin(ang)[None, None]
+        mask = torch.ones(t, t, dtype=torch.bool).tril()
+        bias = None
+        if self.pe == "alibi":
+            dist = (pos[:, None] - pos[None, :]).clamp(min=0).float()
+            bias = -alibi_slopes(H)[:, None, None] * dist
+        for blk in self.blocks:
+            h = blk["ln_1"](x)
+            q, k, v = blk["c_attn"](h).split(C, dim=2)
+            q, k, v = (z.view(b, t, H, D).transpose(1, 2) for z in (q, k, v))
+            if self.pe == "rope":
+                def rot(z):
+                    z0, z1 = z[..., 0::2], z[..., 1::2]
+                    return torch.stack((z0 * cos - z1 * sin, z0 * sin + z1 * cos), -1).flatten(-2)
+                q, k = rot(q), rot(k)
+            s = q @ k.transpose(-1, -2) / math.sqrt(D)
+            if bias is not None:
+                s = s + bias
+            s = s.masked_fill(~mask, float("-inf"))
+            y = (F.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(b, t, C)
+            x = x + blk["c_proj"](y)
+            x = x + blk["mlp_proj"](F.gelu(blk["c_fc"](blk["ln_2"](x)), approximate="tanh"))
+        return self.ln_f(x) @ self.wte.weight.t()
+
+
+for pe in ["none", "learned", "sinusoidal", "rope", "alibi"]:
+    torch.manual_seed(1)
+    m = Model(pe)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
+    x = torch.randint(0, V, (B, T))
+    y = torch.randint(0, V, (B, T))
+    times = []
+    for i in range(steps + 1):
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(m(x).view(-1, V), y.view(-1))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        opt.step()
+        if i > 0:
+            times.append(time.perf_counter() - t0)
+    times.sort()
+    print(f"torch {pe} train {B * T / times[len(times) // 2]:.0f}", flush=True)
+    with torch.no_grad():
+        xe = torch.randint(0, V, (1, 4096))
+        t0 = time.perf_counter()
+        m(xe)
+        dt = time.perf_counter() - t0
+    print(f"torch {pe} eval4096 {4096 / dt:.0f}", flush=True)

@@ -1,0 +1,50 @@
+// train_step.cpp — tokens/s of one training step of the canonical config (d=128, 4 layers,
+// 4 heads, T=256, batch 16) per scheme: forward, backward, AdamW. Median of several steps
+// after warm-up. Validates first: the loss of the first step is finite and near log V.
+// Usage: bench_train_step [steps=6] [batch=16]
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "bench/bench_util.h"
+#include "nn/gpt.h"
+#include "train/optimizer.h"
+
+using namespace poslab;
+
+int main(int argc, char** argv) {
+  int reps = argc > 1 ? std::atoi(argv[1]) : 6;
+  int64_t B = argc > 2 ? std::atoll(argv[2]) : 16, T = 256, V = 105;
+  double bound = 27000;  // tokens/s at the ~0.15 s/step BLAS bound of issue 5
+  std::printf("%-11s %10s %9s %8s\n", "pe", "tokens/s", "s/step", "of bound");
+  for (const std::string& pe : pe_names()) {
+    GPTConfig c;
+    c.vocab_size = V, c.pe = parse_pe(pe), c.block_size = T;
+    GPT m(c, 1);
+    AdamW opt(m.parameters(), AdamWConfig{});
+    Generator g(3);
+    Ids x{std::vector<int32_t>(B * T), {B, T}}, y = x;
+    for (auto& v : x.data) v = static_cast<int32_t>(g.next_u64() % V);
+    for (auto& v : y.data) v = static_cast<int32_t>(g.next_u64() % V);
+    std::vector<Tensor> params;
+    for (auto& p : m.parameters()) params.push_back(p.tensor);
+    double first = 0;
+    auto step = [&] {
+      zero_grad(params);
+      Tensor loss = m.loss(x, y);
+      if (first == 0) first = loss.item();
+      backward(loss);
+      clip_grad_norm(opt.params(), 1.0);
+      opt.step(1e-3);
+    };
+    step();
+    if (!std::isfinite(first) || std::abs(first - std::log(double(V))) > 0.5) {
+      std::fprintf(stderr, "train_step bench: first loss %g is not near log V = %g\n", first, std::log(double(V)));
+      return 1;
+    }
+    double t = bench::median_seconds(step, reps, 1);
+    double tps = B * T / t;
+    std::printf("%-11s %10.0f %9.3f %7.1f%%\n", pe.c_str(), tps, t, 100 * tps / bound);
+  }
+  return 0;
+}
