@@ -100,7 +100,6 @@ int cmd_train(int argc, char** argv) {
   TrainOptions o = train_options(a);
   set_detect_anomaly(a.boolean("detect-anomaly", false));
   TrainResult r = train(o);
-  write_file_atomic(o.out + "/vocab.json", read_file(o.data + "/vocab.json"));  // for generate
   std::printf("trained %s: %lld steps, train loss %.4f, val loss %.4f, %.0f tokens/s\n",
               o.out.c_str(), (long long)r.steps, r.train_loss, r.val_loss, r.tokens_per_s);
   return 0;

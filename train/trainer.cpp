@@ -157,8 +157,9 @@ TrainResult train(const TrainOptions& opt_in) {
   std::error_code ec;
   fs::create_directories(o.out, ec);
   if (ec) fail("--out ", o.out, ": cannot create the directory: ", ec.message());
-  write_file_atomic(o.out + "/.write_test", "ok");  // fails here, not after an hour, if unwritable
-  fs::remove(o.out + "/.write_test", ec);
+  // fails here, not after an hour, if unwritable; the vocabulary travels with the run
+  // (`poslab generate` reads it from beside the checkpoint)
+  write_file_atomic(o.out + "/vocab.json", read_file(o.data + "/vocab.json"));
 
   GPT model(o.model, o.seed);
   AdamW adam(model.parameters(), o.adam);

@@ -9,6 +9,7 @@
 //   state.safetensors   everything --resume needs in one atomic file: the weights, AdamW's
 //                       moments, the step and the batch sampler's RNG state
 //   log.csv             step, lr, train_loss, val_loss, grad_norm, tokens_per_s
+//   vocab.json          a copy of the corpus vocabulary, for `poslab generate`
 // --resume continues exactly: 20 steps equal 10 steps, a resume, and 10 more, byte for byte.
 // A NaN/inf loss or gradient stops the run naming the step (and the tensor); the last good
 // checkpoint stays. SIGINT saves a checkpoint, then exits.
