@@ -47,7 +47,8 @@ Tensor CausalSelfAttention::forward(const Tensor& x, const PositionalEncoding& p
 Tensor CausalSelfAttention::probabilities(const Tensor& x, const PositionalEncoding& pe) const {
   int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = n_head, D = C / H;
   Tensor qkv = c_attn.forward(x);
-  Tensor q = qkv.slice(2, 0, C).reshape({B, T, H, D}), k = qkv.slice(2, C, 2 * C).reshape({B, T, H, D});
+  Tensor q = qkv.slice(2, 0, C).reshape({B, T, H, D}),
+         k = qkv.slice(2, C, 2 * C).reshape({B, T, H, D});
   AttentionOptions opt;
   opt.causal = causal;
   opt.alibi_slopes = pe.alibi_slopes();

@@ -114,7 +114,8 @@ void backward(const Tensor& q, const Tensor& k, const Tensor& v, const T* probs,
         int64_t i1 = std::min(d.Tq, i0 + kRowBlock), R = i1 - i0;
         int64_t J = o.causal ? std::min(d.Tk, o.q_pos0 + i1) : d.Tk;
         if (J <= 0) {
-          for (int64_t i = i0; i < i1; ++i) std::fill(dq + oq + i * so, dq + oq + i * so + d.D, T(0));
+          for (int64_t i = i0; i < i1; ++i)
+            std::fill(dq + oq + i * so, dq + oq + i * so + d.D, T(0));
           continue;
         }
         const T* P = probs + (bh * d.Tq + i0) * d.Tk;  // (R, J) with row stride Tk
@@ -130,8 +131,8 @@ void backward(const Tensor& q, const Tensor& k, const Tensor& v, const T* probs,
         }
         kernel::gemm<T>(false, false, R, d.D, J, static_cast<T>(scale), dS.data(), J, K, sk, T(0),
                         dq + oq + i0 * so, so);
-        kernel::gemm<T>(true, false, J, d.D, R, static_cast<T>(scale), dS.data(), J, Q + i0 * sq, sq,
-                        T(1), dk + ok, so);
+        kernel::gemm<T>(true, false, J, d.D, R, static_cast<T>(scale), dS.data(), J, Q + i0 * sq,
+                        sq, T(1), dk + ok, so);
       }
     }
   }
@@ -203,7 +204,8 @@ Tensor attention_probs_reference(const Tensor& q, const Tensor& k, const Attenti
 
 Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,
                            const AttentionOptions& opt) {
-  Tensor out = matmul(attention_probs_reference(q, k, opt), permute(v, {0, 2, 1, 3}));  // (B,H,Tq,D)
+  Tensor out =
+      matmul(attention_probs_reference(q, k, opt), permute(v, {0, 2, 1, 3}));  // (B,H,Tq,D)
   return contiguous(permute(out, {0, 2, 1, 3}));
 }
 

@@ -54,7 +54,8 @@ static std::vector<FlagSpec> train_flags() {
           {"resume", "continue the run in --out from its checkpoint", true},
           {"force", "start over even if --out holds a run", true},
           {"quiet", "no progress output", true},
-          {"detect-anomaly", "check every op's gradients and name the first op that makes NaN/inf (slow)", true}};
+          {"detect-anomaly",
+           "check every op's gradients and name the first op that makes NaN/inf (slow)", true}};
 }
 
 static void check_device(const Args& a) {

@@ -68,9 +68,10 @@ struct Tracker {
   }
   void start(const std::string& what) {
     double el = elapsed();
-    std::string eta = done_weight > 0 ? format_duration(el / done_weight * (total_weight - done_weight)) : "?";
-    std::fprintf(stderr, "[%d/%d] %s  (elapsed %s, ETA %s)\n", done_jobs + 1, total_jobs, what.c_str(),
-                 format_duration(el).c_str(), eta.c_str());
+    std::string eta =
+        done_weight > 0 ? format_duration(el / done_weight * (total_weight - done_weight)) : "?";
+    std::fprintf(stderr, "[%d/%d] %s  (elapsed %s, ETA %s)\n", done_jobs + 1, total_jobs,
+                 what.c_str(), format_duration(el).c_str(), eta.c_str());
   }
   void done(double weight) { done_weight += weight, ++done_jobs; }
 };
@@ -86,7 +87,8 @@ bool finished(const std::string& run_dir, int64_t steps) {
 }
 
 // Trains unless an identical finished run is there. Returns the loaded model.
-Checkpoint ensure_run(const Study& s, Tracker& tr, const std::string& name, TrainOptions o, double weight) {
+Checkpoint ensure_run(const Study& s, Tracker& tr, const std::string& name, TrainOptions o,
+                      double weight) {
   std::string dir = s.out + "/runs/" + name;
   o.out = dir;
   o.quiet = false;
@@ -109,10 +111,13 @@ Checkpoint ensure_run(const Study& s, Tracker& tr, const std::string& name, Trai
   return load_checkpoint(dir + "/model.safetensors");
 }
 
-// An evaluation cached as JSON beside the run: {"loss","last_quarter_loss","tokens","windows","buckets":[...]}
-EvalResult cached_eval(const Study& s, const std::string& run, GPT& model, const std::vector<uint16_t>& val,
-                       int64_t L, ScalingKind sk, int64_t max_windows) {
-  std::string path = s.out + "/runs/" + run + "/eval_" + scaling_name(sk) + "_" + std::to_string(L) + ".json";
+// An evaluation cached as JSON beside the run:
+// {"loss","last_quarter_loss","tokens","windows","buckets":[...]}
+EvalResult cached_eval(const Study& s, const std::string& run, GPT& model,
+                       const std::vector<uint16_t>& val, int64_t L, ScalingKind sk,
+                       int64_t max_windows) {
+  std::string path =
+      s.out + "/runs/" + run + "/eval_" + scaling_name(sk) + "_" + std::to_string(L) + ".json";
   int64_t windows = std::max<int64_t>(1, std::min<int64_t>(max_windows, s.eval_tokens / L));
   if (!s.force && fs::exists(path)) {
     try {
@@ -125,7 +130,8 @@ EvalResult cached_eval(const Study& s, const std::string& run, GPT& model, const
       r.windows = static_cast<int64_t>(j.find("windows")->as_number());
       for (const Json& b : j.find("buckets")->as_array())
         r.buckets.push_back({static_cast<int64_t>(b.find("start")->as_number()),
-                             static_cast<int64_t>(b.find("end")->as_number()), b.find("loss")->as_number()});
+                             static_cast<int64_t>(b.find("end")->as_number()),
+                             b.find("loss")->as_number()});
       if (r.windows == windows) return r;
     } catch (const std::exception&) {
     }
@@ -199,7 +205,8 @@ int cmd_experiments(int argc, char** argv) {
   // ---- 0. the corpus ----
   s.data = s.out + "/data/fortunes";
   tr.start("prepare the fortunes corpus");
-  if (s.force || !fs::exists(s.data + "/val.bin")) write_corpus(build_corpus(corpus_text("fortunes")), s.data);
+  if (s.force || !fs::exists(s.data + "/val.bin"))
+    write_corpus(build_corpus(corpus_text("fortunes")), s.data);
   tr.done(0.01);
   std::vector<std::string> vocab = load_vocab(s.data + "/vocab.json");
   std::vector<uint16_t> val = load_tokens(s.data + "/val.bin", vocab.size());
@@ -208,7 +215,8 @@ int cmd_experiments(int argc, char** argv) {
     TrainOptions o;
     o.data = s.data;
     o.model.pe = parse_pe(pe);
-    o.model.n_embd = s.d, o.model.n_layer = s.layers, o.model.n_head = s.heads, o.model.block_size = s.ctx;
+    o.model.n_embd = s.d, o.model.n_layer = s.layers, o.model.n_head = s.heads,
+    o.model.block_size = s.ctx;
     if (o.model.pe == PeKind::learned) o.model.max_len = 4096;  // rows past T0 exist, untrained
     o.steps = s.steps;
     o.batch = s.batch;
@@ -219,7 +227,9 @@ int cmd_experiments(int argc, char** argv) {
     return o;
   };
 
-  Csv runs("run,pe,seed,steps,theta,causal,objective,params,train_loss,val_loss,tokens_per_s,train_seconds");
+  Csv runs(
+      "run,pe,seed,steps,theta,causal,objective,params,train_loss,val_loss,tokens_per_s,train_"
+      "seconds");
   Csv extra("run,pe,seed,scaling,len,loss,ppl,last_quarter_loss,last_quarter_ppl,tokens,windows");
   Csv posl("run,pe,scaling,len,start,end,loss");
   auto log_run = [&](const std::string& name, const TrainOptions& o, const GPT& m) {
@@ -231,24 +241,28 @@ int cmd_experiments(int argc, char** argv) {
     std::vector<std::string> f;
     std::stringstream ss(last);
     for (std::string c; std::getline(ss, c, ',');) f.push_back(c);
-    std::string secs = fs::exists(dir + "/train_seconds.txt") ? read_file(dir + "/train_seconds.txt") : "nan";
+    std::string secs =
+        fs::exists(dir + "/train_seconds.txt") ? read_file(dir + "/train_seconds.txt") : "nan";
     while (!secs.empty() && (secs.back() == '\n')) secs.pop_back();
-    runs.row({name, pe_name(o.model.pe), std::to_string(o.seed), std::to_string(o.steps), num(o.model.rope_theta),
-              o.model.causal ? "true" : "false", o.objective, std::to_string(m.num_parameters()),
-              f.size() > 2 ? f[2] : "nan", f.size() > 3 ? f[3] : "nan", f.size() > 5 ? f[5] : "nan", secs});
-    fs::copy_file(dir + "/log.csv", s.out + "/curves/" + name + ".csv", fs::copy_options::overwrite_existing, ec);
+    runs.row({name, pe_name(o.model.pe), std::to_string(o.seed), std::to_string(o.steps),
+              num(o.model.rope_theta), o.model.causal ? "true" : "false", o.objective,
+              std::to_string(m.num_parameters()), f.size() > 2 ? f[2] : "nan",
+              f.size() > 3 ? f[3] : "nan", f.size() > 5 ? f[5] : "nan", secs});
+    fs::copy_file(dir + "/log.csv", s.out + "/curves/" + name + ".csv",
+                  fs::copy_options::overwrite_existing, ec);
   };
-  auto extrapolate = [&](const std::string& name, const std::string& pe, uint64_t seed, GPT& m, ScalingKind sk,
-                         const std::vector<int64_t>& lens, int64_t max_windows) {
+  auto extrapolate = [&](const std::string& name, const std::string& pe, uint64_t seed, GPT& m,
+                         ScalingKind sk, const std::vector<int64_t>& lens, int64_t max_windows) {
     for (int64_t L : lens) {
       if (m.config().pe == PeKind::learned && L > m.config().max_len) continue;
       EvalResult r = cached_eval(s, name, m, val, L, sk, max_windows);
       double lq = last_quarter(r);
-      extra.row({name, pe, std::to_string(seed), scaling_name(sk), std::to_string(L), num(r.loss), num(r.ppl),
-                 num(lq), num(std::exp(lq)), std::to_string(r.tokens), std::to_string(r.windows)});
+      extra.row({name, pe, std::to_string(seed), scaling_name(sk), std::to_string(L), num(r.loss),
+                 num(r.ppl), num(lq), num(std::exp(lq)), std::to_string(r.tokens),
+                 std::to_string(r.windows)});
       for (const auto& b : r.buckets)
-        posl.row({name, pe, scaling_name(sk), std::to_string(L), std::to_string(b.start), std::to_string(b.end),
-                  num(b.loss)});
+        posl.row({name, pe, scaling_name(sk), std::to_string(L), std::to_string(b.start),
+                  std::to_string(b.end), num(b.loss)});
     }
   };
 
@@ -312,7 +326,8 @@ int cmd_experiments(int argc, char** argv) {
     int64_t V = l1.size(2);
     std::vector<double> v1 = l1.to_vector(), v2 = l2.to_vector();
     for (int64_t i = 0; i < 64; ++i)
-      for (int64_t v = 0; v < V; ++v) diff = std::max(diff, std::abs(v2[i * V + v] - v1[perm[i] * V + v]));
+      for (int64_t v = 0; v < V; ++v)
+        diff = std::max(diff, std::abs(v2[i * V + v] - v1[perm[i] * V + v]));
     mlm.row({pe, num(vl), num(diff)});
   }
 
@@ -335,10 +350,14 @@ int cmd_experiments(int argc, char** argv) {
       o.eval_every = std::max<int64_t>(1, o.steps / 10);
       Checkpoint ck = ensure_run(s, tr, name, o, w_task);
       log_run(name, o, *ck.model);
-      std::vector<int64_t> test = task == "reverse" ? std::vector<int64_t>{22} : std::vector<int64_t>{128, 256, 512};
-      for (int64_t len : test)
-        tasks.row({task, pe, std::to_string(T0), std::to_string(len),
-                   num(task_accuracy(*ck.model, tv, task, len, s.quick ? 50 : 200, 1234))});
+      std::vector<int64_t> test =
+          task == "reverse" ? std::vector<int64_t>{22} : std::vector<int64_t>{128, 256, 512};
+      for (int64_t len : test) {
+        TaskScore sc = task_accuracy(*ck.model, tv, task, len, s.quick ? 50 : 200, 1234);
+        tasks.row({task, pe, std::to_string(T0), std::to_string(len), num(sc.exact)});
+        tasks.row({task + " per character", pe, std::to_string(T0), std::to_string(len),
+                   num(sc.per_char)});
+      }
     }
   }
 
@@ -347,8 +366,8 @@ int cmd_experiments(int argc, char** argv) {
   Ids first{std::vector<int32_t>(val.begin(), val.begin() + 64), {1, 64}};
   Csv loc("pe,file,lines,params");
   const char* files[] = {"posenc/none.h", "posenc/learned.h+posenc/learned.cpp",
-                         "posenc/sinusoidal.h+posenc/sinusoidal.cpp", "posenc/rope.h+posenc/rope.cpp",
-                         "posenc/alibi.h+posenc/alibi.cpp"};
+                         "posenc/sinusoidal.h+posenc/sinusoidal.cpp",
+                         "posenc/rope.h+posenc/rope.cpp", "posenc/alibi.h+posenc/alibi.cpp"};
   for (size_t p = 0; p < pes.size(); ++p) {
     Tensor P = seed1[p]->attention_map(first, 0);  // (1,H,64,64)
     std::vector<double> v = P.to_vector();
@@ -370,11 +389,15 @@ int cmd_experiments(int argc, char** argv) {
     loc.row({pes[p], fl, std::to_string(lines), std::to_string(seed1[p]->num_parameters())});
   }
   loc.row({"rope_scaling", "posenc/rope_scaling.h+posenc/rope_scaling.cpp",
-           std::to_string(count_lines("posenc/rope_scaling.h") + count_lines("posenc/rope_scaling.cpp")),
+           std::to_string(count_lines("posenc/rope_scaling.h") +
+                          count_lines("posenc/rope_scaling.cpp")),
            std::to_string(seed1[3]->num_parameters())});
-  for (auto [file, csv] : std::vector<std::pair<std::string, Csv*>>{
-           {"runs.csv", &runs}, {"extrapolation.csv", &extra}, {"position_loss.csv", &posl},
-           {"mlm.csv", &mlm}, {"tasks.csv", &tasks}, {"loc.csv", &loc}})
+  for (auto [file, csv] : std::vector<std::pair<std::string, Csv*>>{{"runs.csv", &runs},
+                                                                    {"extrapolation.csv", &extra},
+                                                                    {"position_loss.csv", &posl},
+                                                                    {"mlm.csv", &mlm},
+                                                                    {"tasks.csv", &tasks},
+                                                                    {"loc.csv", &loc}})
     write_file_atomic(s.out + "/" + file, csv->text);
   ReportInfo info;
   info.title = s.quick ? "poslab study (quick)" : "poslab study";
@@ -388,7 +411,8 @@ int cmd_experiments(int argc, char** argv) {
   info.total_seconds = tr.elapsed();
   write_report(s.out, info);
   tr.done(0.01);
-  std::fprintf(stderr, "done in %s: %s/REPORT.md\n", format_duration(tr.elapsed()).c_str(), s.out.c_str());
+  std::fprintf(stderr, "done in %s: %s/REPORT.md\n", format_duration(tr.elapsed()).c_str(),
+               s.out.c_str());
   return 0;
 }
 

@@ -115,7 +115,14 @@ void header_section(Markdown& md, const Study& s, const ReportInfo& info) {
            {{"date", info.date},
             {"machine", info.machine},
             {"command", "`" + info.command + "`"},
-            {"total wall time", duration(info.total_seconds)},
+            {"wall time of the invocation that wrote this report",
+             duration(info.total_seconds) + " (finished runs and evaluations are reused)"},
+            {"training time, all runs (sum of train_seconds in runs.csv)", duration([&] {
+               double t = 0;
+               for (const auto& r : s.runs)
+                 if (std::isfinite(r.train_seconds)) t += r.train_seconds;
+               return t;
+             }())},
             {"mode",
              info.quick ? "quick (a reduced study; skipped parts say \"not run\")" : "full study"},
             {"schemes (main runs)", join(s.pes)},

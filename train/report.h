@@ -153,7 +153,8 @@ Stat eval_ppl(const Study& s, const std::string& pe, const std::string& scaling,
 Stat eval_ppl_run(const Study& s, const std::string& run, const std::string& scaling, long len);
 // Perplexity of the main RoPE runs that were evaluated with RoPE scaling (the study scales
 // seed 1 only), so that every scaling, plain RoPE included, is compared on the same model(s).
-Stat scaled_rope_ppl(const Study& s, const std::string& scaling, long len, bool last_quarter = false);
+Stat scaled_rope_ppl(const Study& s, const std::string& scaling, long len,
+                     bool last_quarter = false);
 // The RoPE theta ablation: rope lm runs with theta != 10000, plus the main rope run of the
 // same seed as the theta = 10000 baseline; ascending theta. Empty if there is no ablation.
 std::vector<const Run*> theta_runs(const Study& s);

@@ -322,7 +322,8 @@ Stat scaled_rope_ppl(const Study& s, const std::string& scaling, long len, bool 
   std::vector<double> v;
   if (s.eval)
     for (const auto& r : *s.eval)
-      if (r.scaling == scaling && r.len == len && std::find(runs.begin(), runs.end(), r.run) != runs.end())
+      if (r.scaling == scaling && r.len == len &&
+          std::find(runs.begin(), runs.end(), r.run) != runs.end())
         v.push_back(last_quarter ? r.last_quarter_ppl : r.ppl);
   return stat_of(v);
 }

@@ -25,7 +25,8 @@ Line passkey_line(Generator& g, int64_t line_len) {
   std::string key;
   for (int i = 0; i < 5; ++i) key.push_back(static_cast<char>('0' + g.next_u64() % 10));
   std::string tail = "?" + key + "\n", needle = "k=" + key + ";";
-  int64_t filler_len = std::max<int64_t>(0, line_len - static_cast<int64_t>(tail.size() + needle.size()));
+  int64_t filler_len =
+      std::max<int64_t>(0, line_len - static_cast<int64_t>(tail.size() + needle.size()));
   std::string filler;
   while (static_cast<int64_t>(filler.size()) < filler_len) filler += kFiller;
   filler.resize(filler_len);
@@ -49,11 +50,11 @@ std::string task_text(const std::string& task, int64_t n_lines, int64_t line_len
   return s;
 }
 
-double task_accuracy(const GPT& model, const std::vector<std::string>& vocab, const std::string& task,
-                     int64_t line_len, int64_t n, uint64_t seed) {
+TaskScore task_accuracy(const GPT& model, const std::vector<std::string>& vocab,
+                        const std::string& task, int64_t line_len, int64_t n, uint64_t seed) {
   Generator g(seed);
   NoGrad no_grad;
-  int64_t right = 0;
+  int64_t right = 0, chars = 0, chars_right = 0;
   for (int64_t k = 0; k < n; ++k) {
     Line line = make_line(task, g, line_len);
     // the model reads "\n" + line; the token at input position t predicts character t of line
@@ -62,16 +63,18 @@ double task_accuracy(const GPT& model, const std::vector<std::string>& vocab, co
     Ids x{std::vector<int32_t>(ids.begin(), ids.end() - 1), {1, T}};
     Tensor logits = model.logits(x);  // (1,T,V)
     bool ok = true;
-    for (size_t c = line.answer_start; c < line.answer_start + line.answer_len && ok; ++c) {
+    for (size_t c = line.answer_start; c < line.answer_start + line.answer_len; ++c) {
       std::vector<double> row = logits.slice(1, c, c + 1).to_vector();
       size_t best = 0;
       for (size_t v = 1; v < row.size(); ++v)
         if (row[v] > row[best]) best = v;
-      ok = best == ids[c + 1];
+      ok = ok && best == ids[c + 1];
+      chars_right += best == ids[c + 1];
+      ++chars;
     }
     right += ok;
   }
-  return static_cast<double>(right) / n;
+  return {static_cast<double>(right) / n, static_cast<double>(chars_right) / chars};
 }
 
 }  // namespace poslab

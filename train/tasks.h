@@ -19,8 +19,13 @@ namespace poslab {
 // n_lines task lines of about `line_len` characters (reverse ignores line_len), concatenated.
 std::string task_text(const std::string& task, int64_t n_lines, int64_t line_len, uint64_t seed);
 
-// Share of n fresh instances (lines of `line_len`) whose whole answer the model predicts.
-double task_accuracy(const GPT& model, const std::vector<std::string>& vocab, const std::string& task,
-                     int64_t line_len, int64_t n, uint64_t seed);
+// Over n fresh instances (lines of `line_len`): the share whose whole answer the model
+// predicts (exact), and the share of answer characters predicted right (per_char; chance is
+// 1/26 for reverse, 1/10 for passkey digits), each argmax given the correct prefix.
+struct TaskScore {
+  double exact = 0, per_char = 0;
+};
+TaskScore task_accuracy(const GPT& model, const std::vector<std::string>& vocab,
+                        const std::string& task, int64_t line_len, int64_t n, uint64_t seed);
 
 }  // namespace poslab

@@ -84,7 +84,8 @@ TEST_CASE("gradcheck: nn ops", "[gradcheck]") {
   REQUIRE_GRADCHECK("cross_entropy", [targets](auto& v) { return cross_entropy(v[0], targets); },
                     {x});
   Ids some{{1, -1, 0}, {3}};  // row 1 ignored (masked-LM)
-  REQUIRE_GRADCHECK("cross_entropy ignore", [some](auto& v) { return cross_entropy(v[0], some); }, {x});
+  REQUIRE_GRADCHECK("cross_entropy ignore", [some](auto& v) { return cross_entropy(v[0], some); },
+                    {x});
   // the same through a non-contiguous input
   REQUIRE_GRADCHECK("softmax of transpose", [](auto& v) { return softmax(transpose(v[0], 0, 1)); },
                     {x});

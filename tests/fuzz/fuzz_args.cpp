@@ -9,7 +9,6 @@
 #include "train/commands.h"
 #include "train/trainer.h"
 
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::string> parts(1);
   for (size_t i = 0; i < size && parts.size() < 64; ++i) {
@@ -21,11 +20,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<char*> argv;
   for (auto& p : parts) argv.push_back(p.data());
   try {
-    std::vector<poslab::FlagSpec> specs{{"data", "DIR"},      {"out", "DIR"},     {"pe", "NAME"},
-                                        {"steps", "N"},       {"ctx", "N"},       {"d", "N"},
-                                        {"heads", "N"},       {"layers", "N"},    {"lr", "X"},
-                                        {"theta", "X"},       {"max-len", "N"},   {"causal", "B", true},
-                                        {"resume", "", true}, {"force", "", true}};
+    std::vector<poslab::FlagSpec> specs{
+        {"data", "DIR"},      {"out", "DIR"},     {"pe", "NAME"},   {"steps", "N"},
+        {"ctx", "N"},         {"d", "N"},         {"heads", "N"},   {"layers", "N"},
+        {"lr", "X"},          {"theta", "X"},     {"max-len", "N"}, {"causal", "B", true},
+        {"resume", "", true}, {"force", "", true}};
     poslab::Args a("train", specs, static_cast<int>(argv.size()), argv.data());
     poslab::TrainOptions o = poslab::train_options(a);
     o.data = "d", o.out = "o";

@@ -47,7 +47,8 @@ TEST_CASE("fused attention over several row blocks equals the reference, with gr
     AttentionOptions o;
     o.causal = causal;
     o.alibi_slopes = alibi_slopes(2);
-    Tensor q = rand_leaf({1, 150, 2, 4}, 21), k = rand_leaf({1, 150, 2, 4}, 22), v = rand_leaf({1, 150, 2, 4}, 23);
+    Tensor q = rand_leaf({1, 150, 2, 4}, 21), k = rand_leaf({1, 150, 2, 4}, 22),
+           v = rand_leaf({1, 150, 2, 4}, 23);
     Tensor a = attention(q, k, v, o), r = attention_reference(q, k, v, o);
     require_close(a, r, 1e-12);
     Generator g(24);

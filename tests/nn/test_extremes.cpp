@@ -13,11 +13,13 @@ TEST_CASE("log-sum-exp kernels survive huge logits", "[nn][extremes]") {
   Tensor x = Tensor::from_vector({1e30, -1e30, 0, 88.8f, 89.0f, -3.4e38}, {2, 3});
   REQUIRE(kernel::all_finite(kernel::softmax(x)));
   REQUIRE(kernel::all_finite(kernel::log_softmax(x.slice(0, 1, 2))));
-  Tensor loss = kernel::cross_entropy(Tensor::from_vector({1e4, -1e4, 0}, {1, 3}), Ids{{1}, {1}}, nullptr);
+  Tensor loss =
+      kernel::cross_entropy(Tensor::from_vector({1e4, -1e4, 0}, {1, 3}), Ids{{1}, {1}}, nullptr);
   REQUIRE(loss.item() == Approx(2e4).epsilon(1e-6));  // -log softmax = lse - z_1 = 1e4 + 1e4
 }
 
-TEST_CASE("layer norm of a constant row (zero variance) is the bias, with finite gradients", "[nn][extremes]") {
+TEST_CASE("layer norm of a constant row (zero variance) is the bias, with finite gradients",
+          "[nn][extremes]") {
   Tensor x = Tensor::full({2, 8}, 3.25);
   x.set_requires_grad(true);
   Tensor w = Tensor::ones({8}), b = Tensor::full({8}, 0.5);
@@ -32,7 +34,8 @@ TEST_CASE("ALiBi at positions in the millions: same attention as near the keys",
   // where f32 has a resolution of ~0.004. Adding -m * const to a whole row changes nothing in
   // softmax, so the output must equal that of queries at positions 5.. (all keys visible).
   Generator g(1);
-  Tensor q = Tensor::randn({1, 3, 2, 4}, g), k = Tensor::randn({1, 6, 2, 4}, g), v = Tensor::randn({1, 6, 2, 4}, g);
+  Tensor q = Tensor::randn({1, 3, 2, 4}, g), k = Tensor::randn({1, 6, 2, 4}, g),
+         v = Tensor::randn({1, 6, 2, 4}, g);
   AttentionOptions far, near;
   far.alibi_slopes = near.alibi_slopes = alibi_slopes(2);
   far.q_pos0 = 1000000;
@@ -44,14 +47,16 @@ TEST_CASE("ALiBi at positions in the millions: same attention as near the keys",
   for (size_t i = 0; i < x.size(); ++i) REQUIRE(x[i] == Approx(y[i]).margin(1e-6));
 }
 
-TEST_CASE("RoPE at positions in the millions keeps norms and relative angles", "[posenc][extremes]") {
+TEST_CASE("RoPE at positions in the millions keeps norms and relative angles",
+          "[posenc][extremes]") {
   int64_t D = 8;
   RopeFrequencies f{rope_base_frequencies(D, 10000), 1, 1};
   Tensor c0, s0, c1, s1;
   rope_tables(f, 3, 1, DType::f64, &c0, &s0);
   rope_tables(f, 5000003, 1, DType::f64, &c1, &s1);
   Generator g(2);
-  Tensor q = Tensor::randn({1, 1, 1, D}, g, 1, DType::f64), k = Tensor::randn({1, 1, 1, D}, g, 1, DType::f64);
+  Tensor q = Tensor::randn({1, 1, 1, D}, g, 1, DType::f64),
+         k = Tensor::randn({1, 1, 1, D}, g, 1, DType::f64);
   auto dot = [&](const Tensor& a, const Tensor& b) {
     double s = 0;
     for (int64_t d = 0; d < D; ++d) s += a.at({0, 0, 0, d}) * b.at({0, 0, 0, d});

@@ -3,8 +3,8 @@
 // each time. The checkpoint on disk must always load, no step may be lost beyond the last
 // checkpoint, and the run must end with exactly the weights of an uninterrupted run.
 // SIGINT must save a checkpoint and exit cleanly.
-#include <signal.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,9 +28,18 @@ namespace fs = std::filesystem;
 namespace {
 
 std::vector<std::string> train_args(const test::TempDir& dir, const std::string& out, int steps) {
-  return {POSLAB_BIN, "train",  "--data",   dir.file("data"), "--out",  out,     "--pe",
-          "rope",     "--steps", std::to_string(steps), "--ctx", "32", "--d", "32", "--layers",
-          "2",        "--heads", "4",  "--batch", "8",  "--eval-every", "1", "--quiet"};
+  return {POSLAB_BIN,     "train",
+          "--data",       dir.file("data"),
+          "--out",        out,
+          "--pe",         "rope",
+          "--steps",      std::to_string(steps),
+          "--ctx",        "32",
+          "--d",          "32",
+          "--layers",     "2",
+          "--heads",      "4",
+          "--batch",      "8",
+          "--eval-every", "1",
+          "--quiet"};
 }
 
 pid_t spawn(std::vector<std::string> args) {
@@ -55,13 +64,17 @@ int wait_exit(pid_t pid) {
 
 void make_corpus(const test::TempDir& dir) {
   std::string t;
-  for (int i = 0; i < 200; ++i) t += "a stitch in time saves nine; " + std::to_string(i * 7919 % 1000) + "\n";
+  for (int i = 0; i < 200; ++i)
+    t += "a stitch in time saves nine; " + std::to_string(i * 7919 % 1000) + "\n";
   write_corpus(build_corpus(t), dir.file("data"));
 }
 
 }  // namespace
 
-TEST_CASE("SIGKILL at random moments never corrupts a checkpoint; resuming ends where an uninterrupted run ends", "[train][slow]") {
+TEST_CASE(
+    "SIGKILL at random moments never corrupts a checkpoint; resuming ends where an uninterrupted "
+    "run ends",
+    "[train][slow]") {
   test::TempDir dir;
   make_corpus(dir);
   const int steps = 30;
@@ -80,7 +93,8 @@ TEST_CASE("SIGKILL at random moments never corrupts a checkpoint; resuming ends 
     if (code == 0) break;  // it finished before the kill
     ++kills;
     if (fs::exists(out + "/model.safetensors")) {
-      int step = static_cast<int>(load_checkpoint(out + "/model.safetensors").step);  // always loads
+      int step =
+          static_cast<int>(load_checkpoint(out + "/model.safetensors").step);  // always loads
       REQUIRE(step >= last_step);  // a checkpoint never goes back: nothing before it is lost
       last_step = step;
     }
@@ -93,7 +107,8 @@ TEST_CASE("SIGKILL at random moments never corrupts a checkpoint; resuming ends 
     args.push_back("--resume");
     REQUIRE(wait_exit(spawn(args)) == 0);
   }
-  REQUIRE(read_file(out + "/model.safetensors") == read_file(dir.file("straight/model.safetensors")));
+  REQUIRE(read_file(out + "/model.safetensors") ==
+          read_file(dir.file("straight/model.safetensors")));
   for (const auto& e : fs::directory_iterator(out))  // no temporary files left behind that matter
     REQUIRE(e.path().filename().string().find(".tmp.") == std::string::npos);
 }

@@ -240,7 +240,8 @@ TEST_CASE("write_report computes the tables from the CSVs", "[report]") {
   // Header: the run info and the config read from runs.csv.
   CHECK(md.rfind("# poslab study (test)\n", 0) == 0);
   CHECK(md.find("| command | `poslab experiments --quick` |") != std::string::npos);
-  CHECK(md.find("| total wall time | 1 h 2 min 5 s (3,725 s) |") != std::string::npos);
+  CHECK(md.find("| wall time of the invocation that wrote this report | 1 h 2 min 5 s (3,725 s)") !=
+        std::string::npos);
   CHECK(md.find("| training steps per main run | 200 |") != std::string::npos);
   CHECK(md.find("| seeds | 1, 2 |") != std::string::npos);
   CHECK(md.find("| training length T0 (= shortest eval length) | 256 |") != std::string::npos);

@@ -59,8 +59,10 @@ TEST_CASE("resume continues exactly: 10 + resume + 10 equals 20, byte for byte",
     paused.stop_after = 0;
     paused.resume = true;
     train(paused);
-    REQUIRE(read_file(a.file("run/model.safetensors")) == read_file(b.file("run/model.safetensors")));
-    REQUIRE(read_file(a.file("run/state.safetensors")) == read_file(b.file("run/state.safetensors")));
+    REQUIRE(read_file(a.file("run/model.safetensors")) ==
+            read_file(b.file("run/model.safetensors")));
+    REQUIRE(read_file(a.file("run/state.safetensors")) ==
+            read_file(b.file("run/state.safetensors")));
   }
 }
 
@@ -71,8 +73,10 @@ TEST_CASE("save -> load gives the same loss bit for bit", "[train]") {
   Checkpoint ck = load_checkpoint(dir.file("run/model.safetensors"));
   save_checkpoint(*ck.model, ck.step, dir.file("copy.safetensors"));
   Checkpoint ck2 = load_checkpoint(dir.file("copy.safetensors"));
-  auto toks = load_tokens(dir.file("data/train.bin"), load_vocab(dir.file("data/vocab.json")).size());
-  EvalResult r1 = evaluate(*ck.model, toks, 16, 4, 4, "train"), r2 = evaluate(*ck2.model, toks, 16, 4, 4, "train");
+  auto toks =
+      load_tokens(dir.file("data/train.bin"), load_vocab(dir.file("data/vocab.json")).size());
+  EvalResult r1 = evaluate(*ck.model, toks, 16, 4, 4, "train"),
+             r2 = evaluate(*ck2.model, toks, 16, 4, 4, "train");
   REQUIRE(std::memcmp(&r1.loss, &r2.loss, sizeof(double)) == 0);
   REQUIRE(read_file(dir.file("run/model.safetensors")) == read_file(dir.file("copy.safetensors")));
 }
@@ -83,7 +87,8 @@ TEST_CASE("an existing run is never overwritten without --resume or --force", "[
   o.steps = 2;
   train(o);
   std::string before = read_file(dir.file("run/model.safetensors"));
-  REQUIRE_THROWS_WITH(train(o), Contains("already holds a run; pass --resume to continue it or --force"));
+  REQUIRE_THROWS_WITH(train(o),
+                      Contains("already holds a run; pass --resume to continue it or --force"));
   REQUIRE(read_file(dir.file("run/model.safetensors")) == before);
   o.out = "/proc/poslab-cannot-write-here";
   REQUIRE_THROWS_WITH(train(o), Contains("/proc/poslab-cannot-write-here"));
@@ -93,13 +98,15 @@ TEST_CASE("flags out of range are named errors", "[train][errors]") {
   test::TempDir dir;
   TrainOptions o = tiny_run(dir, PeKind::rope);
   o.steps = 0;
-  REQUIRE_THROWS_WITH(validate(o), Contains("--steps: expected a positive number of steps, but got 0"));
+  REQUIRE_THROWS_WITH(validate(o),
+                      Contains("--steps: expected a positive number of steps, but got 0"));
   o = tiny_run(dir, PeKind::rope);
   o.model.block_size = 0;
   REQUIRE_THROWS_WITH(validate(o), Contains("--ctx"));
   o = tiny_run(dir, PeKind::rope);
   o.model.n_head = 3;
-  REQUIRE_THROWS_WITH(validate(o), Contains("--heads: expected a head count that divides --d = 16"));
+  REQUIRE_THROWS_WITH(validate(o),
+                      Contains("--heads: expected a head count that divides --d = 16"));
   o = tiny_run(dir, PeKind::rope);
   o.model.n_embd = 12, o.model.n_head = 4;
   REQUIRE_THROWS_WITH(validate(o), Contains("even head dim"));
@@ -108,7 +115,8 @@ TEST_CASE("flags out of range are named errors", "[train][errors]") {
   REQUIRE_THROWS_WITH(validate(o), Contains("use --objective mlm"));
 }
 
-TEST_CASE("a NaN loss stops training naming the step, and the last checkpoint stays", "[train][errors]") {
+TEST_CASE("a NaN loss stops training naming the step, and the last checkpoint stays",
+          "[train][errors]") {
   test::TempDir dir;
   TrainOptions o = tiny_run(dir, PeKind::rope);
   o.adam.lr = 1e30;  // the first update sends the weights to inf; the next loss is NaN
@@ -123,7 +131,8 @@ TEST_CASE("a NaN loss stops training naming the step, and the last checkpoint st
 
 static std::string valid_checkpoint(const test::TempDir& dir) {
   GPTConfig c;
-  c.vocab_size = 5, c.n_layer = 1, c.n_head = 2, c.n_embd = 4, c.block_size = 8, c.pe = PeKind::learned;
+  c.vocab_size = 5, c.n_layer = 1, c.n_head = 2, c.n_embd = 4, c.block_size = 8,
+  c.pe = PeKind::learned;
   GPT m(c, 1);
   save_checkpoint(m, 3, dir.file("ok.safetensors"));
   return read_file(dir.file("ok.safetensors"));
@@ -153,7 +162,8 @@ TEST_CASE("broken checkpoints get errors naming the file and the tensor", "[trai
   // a missing tensor: rename ln_f's bias so it no longer matches
   std::string h3 = header;
   h3.replace(h3.find("transformer.ln_f.bias"), 21, "transformer.ln_f.biaz");
-  REQUIRE_THROWS_WITH(load_bytes(ok.substr(0, 8) + h3 + rest), Contains("'transformer.ln_f.bias' is missing"));
+  REQUIRE_THROWS_WITH(load_bytes(ok.substr(0, 8) + h3 + rest),
+                      Contains("'transformer.ln_f.bias' is missing"));
   // a wrong dtype
   std::string h4 = header;
   h4.replace(h4.find("F32"), 3, "F16");
@@ -183,10 +193,23 @@ TEST_CASE("eval follows SPEC 5: windows, tokens, buckets, and clear length error
   REQUIRE(mean == Approx(r.loss).epsilon(1e-9));  // equal-size buckets average to the loss
   REQUIRE(r.ppl == Approx(std::exp(r.loss)));
   REQUIRE(evaluate(*ck.model, val, L, 3, 4, "val").windows == 3);
-  REQUIRE_THROWS_WITH(evaluate(*ck.model, val, 32, 1, 4, "val"), Contains("L = 32") && Contains("max_len = 16"));
+  REQUIRE_THROWS_WITH(evaluate(*ck.model, val, 32, 1, 4, "val"),
+                      Contains("L = 32") && Contains("max_len = 16"));
   std::vector<uint16_t> short_split(5, 1);
   REQUIRE_THROWS_WITH(evaluate(*ck.model, short_split, 8, 0, 4, "val"),
                       Contains("holds 5 tokens, fewer than --len + 1 = 9"));
+}
+
+TEST_CASE("task accuracy: an untrained model scores near chance per character", "[train]") {
+  std::string text = task_text("reverse", 50, 0, 3);
+  Corpus c = build_corpus(text);
+  GPTConfig cfg;
+  cfg.vocab_size = static_cast<int64_t>(c.vocab.size()), cfg.n_layer = 1, cfg.n_head = 2,
+  cfg.n_embd = 16, cfg.block_size = 32;
+  GPT m(cfg, 1);
+  TaskScore s = task_accuracy(m, c.vocab, "reverse", 22, 40, 9);
+  REQUIRE(s.exact == 0);
+  REQUIRE(s.per_char < 0.2);
 }
 
 TEST_CASE("task lines are well formed", "[train]") {
