@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   }
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  std::printf("%-6s L=%-6lld %7.2f s  %8.0f tokens/s  peak RSS %6.1f MB\n", pe.c_str(), (long long)L, secs,
-              L / secs, ru.ru_maxrss / 1024.0);
+  std::printf("%-6s L=%-6lld %7.2f s  %8.0f tokens/s  peak RSS %6.1f MB\n", pe.c_str(),
+              (long long)L, secs, L / secs, ru.ru_maxrss / 1024.0);
   return 0;
 }

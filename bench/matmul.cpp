@@ -55,10 +55,10 @@ int main() {
     std::sort(to.begin(), to.end());
     double t_raw = tr[tr.size() / 2], t_ours = to[to.size() / 2];
     char name[64];
-    std::snprintf(name, sizeof name, "%lldx%lldx%lld%s", (long long)c.M, (long long)c.K, (long long)c.N,
-                  c.trans_b ? " (B^T)" : "");
-    std::printf("%-22s %8.1f GF %8.1f GF %6.1f%%\n", name, flops / t_ours / 1e9, flops / t_raw / 1e9,
-                100 * t_raw / t_ours);
+    std::snprintf(name, sizeof name, "%lldx%lldx%lld%s", (long long)c.M, (long long)c.K,
+                  (long long)c.N, c.trans_b ? " (B^T)" : "");
+    std::printf("%-22s %8.1f GF %8.1f GF %6.1f%%\n", name, flops / t_ours / 1e9,
+                flops / t_raw / 1e9, 100 * t_raw / t_ours);
     worst = std::min(worst, t_raw / t_ours);
   }
   std::printf("worst ratio tensor/raw: %.1f%% (target >= 90%%)\n", 100 * worst);

@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
     };
     step();
     if (!std::isfinite(first) || std::abs(first - std::log(double(V))) > 0.5) {
-      std::fprintf(stderr, "train_step bench: first loss %g is not near log V = %g\n", first, std::log(double(V)));
+      std::fprintf(stderr, "train_step bench: first loss %g is not near log V = %g\n", first,
+                   std::log(double(V)));
       return 1;
     }
     double t = bench::median_seconds(step, reps, 1);
