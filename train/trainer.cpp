@@ -157,6 +157,10 @@ TrainResult train(const TrainOptions& opt_in) {
   std::error_code ec;
   fs::create_directories(o.out, ec);
   if (ec) fail("--out ", o.out, ": cannot create the directory: ", ec.message());
+  // a run killed during a write leaves its temporary file (name.tmp.<pid>) beside the intact
+  // target; the next start removes such leftovers
+  for (const auto& e : fs::directory_iterator(o.out, ec))
+    if (e.path().filename().string().find(".tmp.") != std::string::npos) fs::remove(e.path(), ec);
   // fails here, not after an hour, if unwritable; the vocabulary travels with the run
   // (`poslab generate` reads it from beside the checkpoint)
   write_file_atomic(o.out + "/vocab.json", read_file(o.data + "/vocab.json"));
