@@ -20,11 +20,16 @@ static std::string joined(const std::vector<std::string>& v) {
   return s;
 }
 
+// The index of name in names, or an error naming the flag and listing the valid names.
+static size_t index_of(const std::vector<std::string>& names, const std::string& name,
+                       const char* what) {
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return i;
+  fail(what, " '", name, "'; valid: ", joined(names));
+}
+
 PeKind parse_pe(const std::string& name) {
-  const auto& n = pe_names();
-  for (size_t i = 0; i < n.size(); ++i)
-    if (n[i] == name) return static_cast<PeKind>(i);
-  fail("--pe: unknown positional encoding '", name, "'; valid: ", joined(n));
+  return static_cast<PeKind>(index_of(pe_names(), name, "--pe: unknown positional encoding"));
 }
 
 const char* pe_name(PeKind kind) {
@@ -37,10 +42,8 @@ static const std::vector<std::string>& scaling_names() {
 }
 
 ScalingKind parse_scaling(const std::string& name) {
-  const auto& n = scaling_names();
-  for (size_t i = 0; i < n.size(); ++i)
-    if (n[i] == name) return static_cast<ScalingKind>(i);
-  fail("--rope-scaling: unknown scaling '", name, "'; valid: ", joined(n));
+  return static_cast<ScalingKind>(
+      index_of(scaling_names(), name, "--rope-scaling: unknown scaling"));
 }
 
 const char* scaling_name(ScalingKind kind) {

@@ -130,7 +130,7 @@ Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Te
   double total = 0;
   dispatch(logits.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    const T *pz = zc.data<T>(), *pp = p.data<T>();
+    const T* pz = zc.data<T>();
     T* pl = rl.data<T>();
 #pragma omp parallel for reduction(+ : total) if (N * V > kParallelGrain)
     for (int64_t n = 0; n < N; ++n) {
@@ -148,7 +148,6 @@ Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Te
       pl[n] = static_cast<T>(l);
       total += l;
     }
-    (void)pp;
   });
   if (probs) *probs = p;
   if (row_loss) *row_loss = rl;

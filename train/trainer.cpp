@@ -212,14 +212,12 @@ TrainResult train(const TrainOptions& opt_in) {
   int64_t loss_n = 0, tokens = 0;
   auto t0 = std::chrono::steady_clock::now();
   double max_lr = o.adam.lr, min_lr = o.adam.lr * o.min_lr_ratio;
+  std::vector<Tensor> param_tensors;  // built once; zero_grad keeps their buffers
+  for (const NamedParam& p : adam.params()) param_tensors.push_back(p.tensor);
   for (int64_t step = start; step < o.steps; ++step) {
     double lr = lr_at(step, o.warmup, o.steps, max_lr, min_lr);
     Batch b = sample_batch(tr, o.batch, o.model.block_size, gen, o.objective, o.mask_frac, mask_id);
-    zero_grad([&] {
-      std::vector<Tensor> v;
-      for (auto& p : adam.params()) v.push_back(p.tensor);
-      return v;
-    }());
+    zero_grad(param_tensors);
     Tensor loss = model.loss(b.x, b.y);
     double l = loss.item();
     if (!std::isfinite(l))

@@ -18,26 +18,31 @@ static void require_close(const Tensor& a, const Tensor& b, double tol) {
   REQUIRE(worst <= tol);
 }
 
+// The fused op and the composed reference on the same leaves: outputs, then dq, dk, dv for
+// the loss sum(out * w) with a fixed random w, all within tol.
+static void require_matches_reference(const Shape& shape, const AttentionOptions& o, uint64_t seed,
+                                      double tol) {
+  Tensor q = rand_leaf(shape, seed), k = rand_leaf(shape, seed + 1), v = rand_leaf(shape, seed + 2);
+  Tensor a = attention(q, k, v, o), r = attention_reference(q, k, v, o);
+  require_close(a, r, tol);
+  Generator g(seed + 3);
+  Tensor w = Tensor::randn(a.shape(), g, 1, DType::f64);
+  backward(sum(mul(a, w)));
+  Tensor dq = q.grad().clone(), dk = k.grad().clone(), dv = v.grad().clone();
+  zero_grad({q, k, v});
+  backward(sum(mul(r, w)));
+  require_close(dq, q.grad(), tol);
+  require_close(dk, k.grad(), tol);
+  require_close(dv, v.grad(), tol);
+}
+
 TEST_CASE("fused attention equals the composed reference, forward and backward", "[nn]") {
   for (bool causal : {true, false})
     for (bool alibi : {false, true}) {
       AttentionOptions o;
       o.causal = causal;
       if (alibi) o.alibi_slopes = alibi_slopes(3);
-      Tensor q = rand_leaf({2, 7, 3, 4}, 1), k = rand_leaf({2, 7, 3, 4}, 2),
-             v = rand_leaf({2, 7, 3, 4}, 3);
-      Tensor a = attention(q, k, v, o);
-      Tensor r = attention_reference(q, k, v, o);
-      require_close(a, r, 1e-12);
-      Generator g(4);
-      Tensor w = Tensor::randn(a.shape(), g, 1, DType::f64);
-      backward(sum(mul(a, w)));
-      Tensor dq = q.grad().clone(), dk = k.grad().clone(), dv = v.grad().clone();
-      zero_grad({q, k, v});
-      backward(sum(mul(r, w)));
-      require_close(dq, q.grad(), 1e-12);
-      require_close(dk, k.grad(), 1e-12);
-      require_close(dv, v.grad(), 1e-12);
+      require_matches_reference({2, 7, 3, 4}, o, 1, 1e-12);
     }
 }
 
@@ -47,19 +52,7 @@ TEST_CASE("fused attention over several row blocks equals the reference, with gr
     AttentionOptions o;
     o.causal = causal;
     o.alibi_slopes = alibi_slopes(2);
-    Tensor q = rand_leaf({1, 150, 2, 4}, 21), k = rand_leaf({1, 150, 2, 4}, 22),
-           v = rand_leaf({1, 150, 2, 4}, 23);
-    Tensor a = attention(q, k, v, o), r = attention_reference(q, k, v, o);
-    require_close(a, r, 1e-12);
-    Generator g(24);
-    Tensor w = Tensor::randn(a.shape(), g, 1, DType::f64);
-    backward(sum(mul(a, w)));
-    Tensor dq = q.grad().clone(), dk = k.grad().clone(), dv = v.grad().clone();
-    zero_grad({q, k, v});
-    backward(sum(mul(r, w)));
-    require_close(dq, q.grad(), 1e-11);
-    require_close(dk, k.grad(), 1e-11);
-    require_close(dv, v.grad(), 1e-11);
+    require_matches_reference({1, 150, 2, 4}, o, 21, 1e-11);
   }
 }
 
