@@ -13,6 +13,13 @@
 
 namespace poslab {
 
+Json::Json() = default;
+Json::Json(const Json&) = default;
+Json::Json(Json&&) noexcept = default;
+Json& Json::operator=(const Json&) = default;
+Json& Json::operator=(Json&&) noexcept = default;
+Json::~Json() = default;
+
 namespace {
 
 constexpr int max_depth = 64;

@@ -34,6 +34,15 @@ struct Json {
   std::vector<std::pair<std::string, Json>> members;  // kind == object, in file order
   size_t offset = 0;                                  // byte where the value starts
 
+  // Declared here, defaulted in json.cpp: `members` holds pair<string, Json> while Json is
+  // still incomplete, and clang with libstdc++ refuses to instantiate the implicit ones here.
+  Json();
+  Json(const Json&);
+  Json(Json&&) noexcept;
+  Json& operator=(const Json&);
+  Json& operator=(Json&&) noexcept;
+  ~Json();
+
   bool is_null() const { return kind == Kind::null; }
   bool is_bool() const { return kind == Kind::boolean; }
   bool is_number() const { return kind == Kind::number; }
