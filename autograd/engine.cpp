@@ -63,6 +63,10 @@ static void accumulate(AutogradMeta& m, const Tensor& g) {
     kernel::add_(*m.grad, g);
   } else if (!m.grad) {  // an intermediate may alias g: nobody writes into it in place
     m.grad = std::make_shared<Tensor>(g);
+  } else if (m.grad->storage().use_count() == 1) {
+    // No other tensor, saved or pending, shares this buffer: adding into it in place is safe
+    // and saves a full-size allocation per extra contribution (residual streams, q/k/v).
+    kernel::add_(*m.grad, g);
   } else {
     m.grad = std::make_shared<Tensor>(kernel::binary(kernel::BinaryOp::add, *m.grad, g));
   }

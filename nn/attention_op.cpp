@@ -1,5 +1,7 @@
 #include "nn/attention_op.h"
 
+#include "tensor/fast_exp.h"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -39,17 +41,21 @@ void scores_to_probs(T* S, int64_t ldS, int64_t i0, int64_t i1, int64_t J, doubl
       // even at positions in the millions, where -m P alone would swamp float precision.
       int64_t nearest = std::clamp<int64_t>(P, 0, visible - 1);
       double dmin = static_cast<double>(P > nearest ? P - nearest : nearest - P);
+#pragma omp simd
       for (int64_t j = 0; j < visible; ++j)
         s[j] -= static_cast<T>(slope * (static_cast<double>(P > j ? P - j : j - P) - dmin));
     }
     T m = -std::numeric_limits<T>::infinity();
+#pragma omp simd reduction(max : m)
     for (int64_t j = 0; j < visible; ++j) m = std::max(m, s[j]);
     double z = 0;
+#pragma omp simd reduction(+ : z)
     for (int64_t j = 0; j < visible; ++j) {
-      s[j] = std::exp(s[j] - m);
+      s[j] = exp_k(s[j] - m);  // vectorised exp for f32 (tensor/fast_exp.h)
       z += s[j];
     }
     T inv = static_cast<T>(1 / z);
+#pragma omp simd
     for (int64_t j = 0; j < visible; ++j) s[j] *= inv;
     for (int64_t j = visible; j < J; ++j) s[j] = 0;
   }
@@ -79,8 +85,7 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, T* out, T* probs
                         T(0), S, ldS);
         double slope = o.alibi_slopes.empty() ? 0 : o.alibi_slopes[h];
         scores_to_probs<T>(S, ldS, i0, i1, J, slope, o);
-        if (probs)  // the saved P is zero where a row sees no key
-          for (int64_t i = 0; i < i1 - i0; ++i) std::fill(S + i * ldS + J, S + (i + 1) * ldS, T(0));
+        // Columns J..Tk of the saved P are left unwritten: backward reads the same J columns.
         kernel::gemm<T>(false, false, i1 - i0, d.D, J, T(1), S, ldS, V, sv, T(0), O + i0 * so, so);
       }
   }

@@ -179,19 +179,41 @@ TrainResult train(const TrainOptions& opt_in) {
     while (std::getline(in, line))
       if (!line.empty() && std::stoll(line) <= start) log_rows.push_back(line);
   }
-  if (start >= o.steps)
-    fail("--resume: the run already finished (step ", start, " of --steps ", o.steps, ")");
 
   auto write_log = [&] {
     std::string s = "step,lr,train_loss,val_loss,grad_norm,tokens_per_s\n";
     for (auto& r : log_rows) s += r + "\n";
     write_file_atomic(log_path, s);
   };
+  // The order matters for a kill between two writes (each write is atomic on its own):
+  // the log first (a resume drops rows past the state's step), then the state, then the
+  // weights. So the state is never behind model.safetensors, and when a kill lands between
+  // the last two, the resume below finds the model behind the state and rewrites it.
   auto checkpoint = [&](int64_t step) {
+    write_log();
     save_state(state_path, adam, adam.m(), adam.v(), step, gen);
     save_checkpoint(model, step, model_path);
-    write_log();
   };
+  if (o.resume) {
+    int64_t model_step = -1;
+    try {
+      model_step = load_checkpoint(model_path).step;
+    } catch (const std::exception&) {  // missing: killed before its first write
+    }
+    if (model_step != start) {
+      save_checkpoint(model, start, model_path);  // the state holds these very weights
+      if (start >= o.steps) {  // killed after the final state, before the final weights
+        if (!o.quiet)
+          std::fprintf(stderr, "train: the run had finished at step %lld; %s rewritten from %s\n",
+                       static_cast<long long>(start), model_path.c_str(), state_path.c_str());
+        TrainResult done;
+        done.steps = start;
+        return done;
+      }
+    }
+  }
+  if (start >= o.steps)
+    fail("--resume: the run already finished (step ", start, " of --steps ", o.steps, ")");
   auto val_loss = [&] {
     NoGrad ng;
     Generator eg(o.seed + 7);  // the same val batches every time

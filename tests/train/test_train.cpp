@@ -66,6 +66,33 @@ TEST_CASE("resume continues exactly: 10 + resume + 10 equals 20, byte for byte",
   }
 }
 
+// A kill between the state write and the weights write leaves model.safetensors one
+// checkpoint behind state.safetensors (found by tests/train/test_killed.cpp under load).
+TEST_CASE("a model file behind the state is rewritten on resume, also after the last step",
+          "[train]") {
+  test::TempDir a, b;
+  TrainOptions straight = tiny_run(a, PeKind::rope);
+  train(straight);
+  TrainOptions o = tiny_run(b, PeKind::rope);
+  o.stop_after = 10;
+  train(o);
+  std::string old_model = read_file(b.file("run/model.safetensors"));  // step 10
+  o.stop_after = 15;
+  o.resume = true;
+  train(o);
+  // mid-run: state at 15, weights at 10
+  write_file_atomic(b.file("run/model.safetensors"), old_model);
+  o.stop_after = 0;
+  train(o);
+  REQUIRE(read_file(a.file("run/model.safetensors")) == read_file(b.file("run/model.safetensors")));
+  // after the last step: state at 20, weights at 10; the resume repairs and succeeds
+  write_file_atomic(b.file("run/model.safetensors"), old_model);
+  REQUIRE(train(o).steps == 20);
+  REQUIRE(read_file(a.file("run/model.safetensors")) == read_file(b.file("run/model.safetensors")));
+  // a run that really finished is still refused
+  REQUIRE_THROWS_WITH(train(o), Contains("already finished"));
+}
+
 TEST_CASE("save -> load gives the same loss bit for bit", "[train]") {
   test::TempDir dir;
   TrainOptions o = tiny_run(dir, PeKind::alibi);
