@@ -1,8 +1,11 @@
 // Forward values of every kernel against independently computed values: small hand-worked
 // cases, closed forms, or a naive loop written here.
+#include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
 
+#include "tensor/fast_exp.h"
 #include "tensor/ops.h"
 
 using namespace poslab;
@@ -159,4 +162,26 @@ TEST_CASE("embedding gathers rows and scatter-adds repeated ids", "[kernels]") {
   REQUIRE_THROWS_WITH(
       embedding(table, Ids{{0, 3}, {2}}),
       Contains("embedding: index 3 at position 1 is out of range for a table of 3 rows"));
+}
+
+TEST_CASE("exp_fast is within 3e-7 of exp over the whole float range, limits included",
+          "[tensor][exp]") {
+  double worst = 0;
+  // every 97th float between -86.5 and 88.72 (about 10 million values)
+  for (float x = -86.5f; x < 88.72f;) {
+    double want = std::exp(double(x));
+    worst = std::max(worst, std::abs(double(exp_fast(x)) - want) / want);
+    uint32_t bits = std::bit_cast<uint32_t>(x);
+    bits = x < 0 ? (bits > 97 + 0x80000000u ? bits - 97 : 0) : bits + 97;
+    x = std::bit_cast<float>(bits);
+  }
+  INFO("worst relative error " << worst);
+  REQUIRE(worst < 3e-7);
+  REQUIRE(exp_fast(0.f) == 1.f);
+  REQUIRE(exp_fast(-100.f) == 0.f);
+  REQUIRE(exp_fast(-INFINITY) == 0.f);
+  REQUIRE(std::isinf(exp_fast(89.f)));
+  REQUIRE(std::isinf(exp_fast(INFINITY)));
+  REQUIRE(std::isfinite(exp_fast(88.7f)));
+  REQUIRE(std::isnan(exp_fast(NAN)));
 }
