@@ -25,26 +25,36 @@ const T* head_ptr(const Tensor& x, int64_t b, int64_t h) {
   return x.data<T>() + b * x.strides()[0] + h * x.strides()[2];
 }
 
+// Adds the ALiBi bias to one row of scores s over its `visible` keys (query at position P):
+// -m |P - j|, shifted by the row's largest bias (that of the nearest key). Softmax is
+// unchanged by a constant per row, and the shifted bias stays small (at most m * Tk) even at
+// positions in the millions, where -m P alone would swamp float precision.
+template <class T>
+void add_alibi_row(T* s, int64_t P, int64_t visible, double slope) {
+  if (slope == 0 || visible <= 0) return;
+  int64_t nearest = std::clamp<int64_t>(P, 0, visible - 1);
+  double dmin = static_cast<double>(P > nearest ? P - nearest : nearest - P);
+#pragma omp simd
+  for (int64_t j = 0; j < visible; ++j)
+    s[j] -= static_cast<T>(slope * (static_cast<double>(P > j ? P - j : j - P) - dmin));
+}
+
+// Keys visible to the query at position P among the J columns of its block.
+inline int64_t visible_keys(int64_t P, int64_t J, bool causal) {
+  return causal ? std::clamp<int64_t>(P + 1, 0, J) : J;
+}
+
 // Scores -> probabilities for rows [i0, i1) of one (b,h), in place in S (row stride ldS),
 // over the J visible columns (columns J..ldS are not touched here).
 //   S_ij += bias_ij;  S_ij = -inf where masked;  S_i = softmax(S_i)
+// lse (optional) receives log sum_j exp(S_ij) per row: all backward needs to rebuild P.
 template <class T>
 void scores_to_probs(T* S, int64_t ldS, int64_t i0, int64_t i1, int64_t J, double slope,
-                     const AttentionOptions& o) {
+                     const AttentionOptions& o, T* lse) {
   for (int64_t i = i0; i < i1; ++i) {
     T* s = S + (i - i0) * ldS;
-    int64_t P = o.q_pos0 + i;
-    int64_t visible = o.causal ? std::min<int64_t>(P + 1, J) : J;
-    if (slope != 0 && visible > 0) {
-      // -m |P - j|, shifted by the row's largest bias (that of the nearest key): softmax is
-      // unchanged by a constant per row, and the shifted bias stays small (at most m * Tk)
-      // even at positions in the millions, where -m P alone would swamp float precision.
-      int64_t nearest = std::clamp<int64_t>(P, 0, visible - 1);
-      double dmin = static_cast<double>(P > nearest ? P - nearest : nearest - P);
-#pragma omp simd
-      for (int64_t j = 0; j < visible; ++j)
-        s[j] -= static_cast<T>(slope * (static_cast<double>(P > j ? P - j : j - P) - dmin));
-    }
+    int64_t P = o.q_pos0 + i, visible = visible_keys(P, J, o.causal);
+    add_alibi_row(s, P, visible, slope);
     T m = -std::numeric_limits<T>::infinity();
 #pragma omp simd reduction(max : m)
     for (int64_t j = 0; j < visible; ++j) m = std::max(m, s[j]);
@@ -58,25 +68,28 @@ void scores_to_probs(T* S, int64_t ldS, int64_t i0, int64_t i1, int64_t J, doubl
 #pragma omp simd
     for (int64_t j = 0; j < visible; ++j) s[j] *= inv;
     for (int64_t j = visible; j < J; ++j) s[j] = 0;
+    if (lse) lse[i] = m + static_cast<T>(std::log(z));
   }
 }
 
-// Forward for every (b,h). probs: (B,H,Tq,Tk) to save, or null (row blocks, no saving).
+// Forward for every (b,h), in row blocks: S = scale Q K^T for 64 queries at a time against
+// the keys the block can see, softmax in place, O = P V. Memory is one block of scores per
+// thread (64 x Tk), never a T x T matrix. lse: (B,H,Tq) to save for backward, or null.
 template <class T>
-void forward(const Tensor& q, const Tensor& k, const Tensor& v, T* out, T* probs, const Dims& d,
+void forward(const Tensor& q, const Tensor& k, const Tensor& v, T* out, T* lse, const Dims& d,
              const AttentionOptions& o, double scale) {
   int64_t sq = q.strides()[1], sk = k.strides()[1], sv = v.strides()[1], so = d.H * d.D;
   const int64_t block = kRowBlock;
 #pragma omp parallel
   {
-    std::vector<T> scratch(probs ? 0 : block * d.Tk);
+    std::vector<T> scratch(block * d.Tk);
 #pragma omp for collapse(2) schedule(dynamic)
     for (int64_t bh = 0; bh < d.B * d.H; ++bh)
       for (int64_t i0 = 0; i0 < d.Tq; i0 += block) {
         int64_t b = bh / d.H, h = bh % d.H, i1 = std::min(d.Tq, i0 + block);
         // keys visible to the last row of the block
         int64_t J = o.causal ? std::min(d.Tk, o.q_pos0 + i1) : d.Tk;
-        T* S = probs ? probs + (bh * d.Tq + i0) * d.Tk : scratch.data();
+        T* S = scratch.data();
         const int64_t ldS = d.Tk;
         T* O = out + b * d.Tq * so + h * d.D;
         if (J <= 0) continue;
@@ -84,34 +97,37 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, T* out, T* probs
         kernel::gemm<T>(false, true, i1 - i0, J, d.D, static_cast<T>(scale), Q + i0 * sq, sq, K, sk,
                         T(0), S, ldS);
         double slope = o.alibi_slopes.empty() ? 0 : o.alibi_slopes[h];
-        scores_to_probs<T>(S, ldS, i0, i1, J, slope, o);
-        // Columns J..Tk of the saved P are left unwritten: backward reads the same J columns.
+        scores_to_probs<T>(S, ldS, i0, i1, J, slope, o, lse ? lse + bh * d.Tq : nullptr);
         kernel::gemm<T>(false, false, i1 - i0, d.D, J, T(1), S, ldS, V, sv, T(0), O + i0 * so, so);
       }
   }
 }
 
-// Backward for every (b,h), with P saved and dO = dout[b,:,h,:]:
+// Backward for every (b,h), with dO = dout[b,:,h,:] and only the row log-sum-exp saved
+// (the recomputation of FlashAttention-2: T. Dao, arXiv:2307.08691, section 3.1.2):
+//   P  = exp(scale Q K^T + bias - lse)   rebuilt per row block (masked entries: 0)
 //   dV = P^T dO                          (Tk,Tq)(Tq,D)
 //   dP = dO V^T                          (Tq,D)(D,Tk)
 //   dS_ij = P_ij (dP_ij - sum_k dP_ik P_ik)      softmax backward, row by row
 //   dQ = scale dS K,  dK = scale dS^T Q          S = scale Q K^T + bias
 // The bias (ALiBi) and the mask are constants added to S: they pass dS through unchanged and
 // receive nothing; masked entries have P = 0, hence dS = 0. Row blocks of kRowBlock queries
-// touch only the J keys they can see, and add their share into dK and dV (beta = 1).
+// touch only the J keys they can see, and add their share into dK and dV (beta = 1). One
+// extra Q K^T product buys memory O(Tq) per head instead of O(Tq Tk) for a saved P.
 template <class T>
-void backward(const Tensor& q, const Tensor& k, const Tensor& v, const T* probs, const T* dout,
-              T* dq, T* dk, T* dv, const Dims& d, double scale, const AttentionOptions& o) {
+void backward(const Tensor& q, const Tensor& k, const Tensor& v, const T* lse, const T* dout, T* dq,
+              T* dk, T* dv, const Dims& d, double scale, const AttentionOptions& o) {
   int64_t sq = q.strides()[1], sk = k.strides()[1], sv = v.strides()[1], so = d.H * d.D;
 #pragma omp parallel
   {
-    std::vector<T> dS(kRowBlock * d.Tk);
+    std::vector<T> Pb(kRowBlock * d.Tk), dS(kRowBlock * d.Tk);
 #pragma omp for schedule(dynamic)
     for (int64_t bh = 0; bh < d.B * d.H; ++bh) {
       int64_t b = bh / d.H, h = bh % d.H;
       const T* dO = dout + b * d.Tq * so + h * d.D;
       const T *Q = head_ptr<T>(q, b, h), *K = head_ptr<T>(k, b, h), *V = head_ptr<T>(v, b, h);
       int64_t ok = b * d.Tk * so + h * d.D, oq = b * d.Tq * so + h * d.D;
+      double slope = o.alibi_slopes.empty() ? 0 : o.alibi_slopes[h];
       for (int64_t j = 0; j < d.Tk; ++j)  // dK, dV accumulate over row blocks
         std::fill(dk + ok + j * so, dk + ok + j * so + d.D, T(0)),
             std::fill(dv + ok + j * so, dv + ok + j * so + d.D, T(0));
@@ -123,15 +139,29 @@ void backward(const Tensor& q, const Tensor& k, const Tensor& v, const T* probs,
             std::fill(dq + oq + i * so, dq + oq + i * so + d.D, T(0));
           continue;
         }
-        const T* P = probs + (bh * d.Tq + i0) * d.Tk;  // (R, J) with row stride Tk
+        // P (R, J), row stride J, rebuilt from the scores and the saved lse
+        T* P = Pb.data();
+        kernel::gemm<T>(false, true, R, J, d.D, static_cast<T>(scale), Q + i0 * sq, sq, K, sk, T(0),
+                        P, J);
+        for (int64_t i = 0; i < R; ++i) {
+          T* p = P + i * J;
+          int64_t pos = o.q_pos0 + i0 + i, visible = visible_keys(pos, J, o.causal);
+          add_alibi_row(p, pos, visible, slope);
+          T l = lse[bh * d.Tq + i0 + i];
+#pragma omp simd
+          for (int64_t j = 0; j < visible; ++j) p[j] = exp_k(p[j] - l);
+          for (int64_t j = visible; j < J; ++j) p[j] = 0;
+        }
         const T* dOb = dO + i0 * so;
-        kernel::gemm<T>(true, false, J, d.D, R, T(1), P, d.Tk, dOb, so, T(1), dv + ok, so);
+        kernel::gemm<T>(true, false, J, d.D, R, T(1), P, J, dOb, so, T(1), dv + ok, so);
         kernel::gemm<T>(false, true, R, J, d.D, T(1), dOb, so, V, sv, T(0), dS.data(), J);
         for (int64_t i = 0; i < R; ++i) {
           T* r = dS.data() + i * J;
-          const T* p = P + i * d.Tk;
+          const T* p = P + i * J;
           double dot = 0;
+#pragma omp simd reduction(+ : dot)
           for (int64_t j = 0; j < J; ++j) dot += static_cast<double>(r[j]) * p[j];
+#pragma omp simd
           for (int64_t j = 0; j < J; ++j) r[j] = p[j] * (r[j] - static_cast<T>(dot));
         }
         kernel::gemm<T>(false, false, R, d.D, J, static_cast<T>(scale), dS.data(), J, K, sk, T(0),
@@ -165,21 +195,21 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
   double scale = opt.scale > 0 ? opt.scale : 1 / std::sqrt(static_cast<double>(d.D));
   bool grad = any_requires_grad({&q_in, &k_in, &v_in});
   Tensor out = Tensor::empty({d.B, d.Tq, d.H, d.D}, q.dtype());
-  Tensor probs = grad ? Tensor::empty({d.B, d.H, d.Tq, d.Tk}, q.dtype()) : Tensor();
+  Tensor lse = grad ? Tensor::empty({d.B, d.H, d.Tq}, q.dtype()) : Tensor();  // saved
   dispatch(q.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    forward<T>(q, k, v, out.data<T>(), grad ? probs.data<T>() : nullptr, d, opt, scale);
+    forward<T>(q, k, v, out.data<T>(), grad ? lse.data<T>() : nullptr, d, opt, scale);
   });
   Tensor sq = q.detach(), sk = k.detach(), sv = v.detach();
   return record("attention", out, {&q_in, &k_in, &v_in},
-                [sq, sk, sv, probs, d, scale, opt](const Tensor& dy) {
+                [sq, sk, sv, lse, d, scale, opt](const Tensor& dy) {
                   Tensor dout = dy.contiguous();
                   Tensor dq = Tensor::empty(sq.shape(), sq.dtype()),
                          dk = Tensor::empty(sk.shape(), sk.dtype()),
                          dv = Tensor::empty(sv.shape(), sv.dtype());
                   dispatch(sq.dtype(), [&](auto zero) {
                     using T = decltype(zero);
-                    backward<T>(sq, sk, sv, probs.data<T>(), dout.data<T>(), dq.data<T>(),
+                    backward<T>(sq, sk, sv, lse.data<T>(), dout.data<T>(), dq.data<T>(),
                                 dk.data<T>(), dv.data<T>(), d, scale, opt);
                   });
                   return std::vector<Tensor>{dq, dk, dv};

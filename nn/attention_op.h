@@ -11,8 +11,10 @@
 // q, k, v may be strided views (the q/k/v column blocks of the fused c_attn output): each
 // (b,h) slice is a (T, D) matrix with row stride strides[1], handed to BLAS as is.
 //
-// Training saves P (B,H,Tq,Tk). Without grad, rows are processed in blocks of 64, so memory
-// is O(64 Tk) per thread and no T x T matrix per head is ever materialised.
+// Rows are processed in blocks of 64 queries, so memory is O(64 Tk) per thread and no T x T
+// matrix per head is ever materialised, in training too: the forward saves only each row's
+// log-sum-exp (B,H,Tq), and backward rebuilds P block by block from it (FlashAttention-2's
+// recomputation), so training memory also grows linearly in T.
 #pragma once
 #include <vector>
 

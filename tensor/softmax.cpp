@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "tensor/fast_exp.h"
 #include "tensor/ops.h"
 #include "tensor/strided.h"
 
@@ -29,14 +30,18 @@ void softmax_rows(const T* x, T* y, int64_t rows, int64_t n, bool log_space) {
     T* yr = y + r * n;
     T m = xr[0];
     for (int64_t j = 1; j < n; ++j) m = xr[j] > m ? xr[j] : m;
-    double s = 0;
-    for (int64_t j = 0; j < n; ++j) s += std::exp(static_cast<double>(xr[j] - m));
+    double s = 0;  // exp(x_j - m) lands in y first: one (vectorised) exp per element
+#pragma omp simd reduction(+ : s)
+    for (int64_t j = 0; j < n; ++j) {
+      yr[j] = exp_k(xr[j] - m);
+      s += yr[j];
+    }
     if (log_space) {
       T ls = static_cast<T>(std::log(s));
       for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] - m - ls;
     } else {
       T inv = static_cast<T>(1.0 / s);
-      for (int64_t j = 0; j < n; ++j) yr[j] = std::exp(xr[j] - m) * inv;
+      for (int64_t j = 0; j < n; ++j) yr[j] *= inv;
     }
   }
 }
@@ -124,26 +129,36 @@ Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Te
     counted += targets.data[n] >= 0;
   }
   if (counted == 0) fail("cross_entropy: every one of the ", N, " rows is ignored (target -1)");
-  Tensor p = softmax(logits);
-  Tensor rl = Tensor::empty({N}, logits.dtype());
+  // One pass per row: p = softmax(z) (saved for backward) and -log p_t = lse(z) - z_t, with
+  // lse(z) = m + log sum_v exp(z_v - m) from the logits themselves (not log p_t: accurate
+  // when p_t underflows).
   Tensor zc = logits.contiguous();
+  Tensor p = Tensor::empty(logits.shape(), logits.dtype());
+  Tensor rl = Tensor::empty({N}, logits.dtype());
   double total = 0;
   dispatch(logits.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T* pz = zc.data<T>();
+    T* pp = p.data<T>();
     T* pl = rl.data<T>();
 #pragma omp parallel for reduction(+ : total) if (N * V > kParallelGrain)
     for (int64_t n = 0; n < N; ++n) {
-      // -log p_t, computed from the logits for accuracy: lse(z) - z_t
       const T* z = pz + n * V;
-      if (targets.data[n] < 0) {
-        pl[n] = 0;
-        continue;
-      }
+      T* pr = pp + n * V;
       T m = z[0];
       for (int64_t v = 1; v < V; ++v) m = z[v] > m ? z[v] : m;
       double s = 0;
-      for (int64_t v = 0; v < V; ++v) s += std::exp(static_cast<double>(z[v] - m));
+#pragma omp simd reduction(+ : s)
+      for (int64_t v = 0; v < V; ++v) {
+        pr[v] = exp_k(z[v] - m);
+        s += pr[v];
+      }
+      T inv = static_cast<T>(1 / s);
+      for (int64_t v = 0; v < V; ++v) pr[v] *= inv;
+      if (targets.data[n] < 0) {  // ignored row
+        pl[n] = 0;
+        continue;
+      }
       double l = std::log(s) + m - z[targets.data[n]];
       pl[n] = static_cast<T>(l);
       total += l;
