@@ -7,12 +7,18 @@ set -euo pipefail
 build=${1:-build/release}
 threads=${THREADS:-$(nproc)}
 export OMP_NUM_THREADS=$threads
-echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
+echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}, OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}"
 echo "== matmul: the Tensor API against raw cblas_sgemm"
 "$build/bench/bench_matmul"
+echo "== the same with POSLAB_GEMM=blas: both sides OpenBLAS, the ratio is the framework's overhead"
+POSLAB_GEMM=blas "$build/bench/bench_matmul"
+echo "== ops, forward + backward (B*T = 4096 tokens)"
+"$build/bench/bench_ops"
 echo "== train step, canonical config (d=128, 4 layers, 4 heads, T=256, batch 16)"
 ours=$("$build/bench/bench_train_step" 6 16)
 echo "$ours"
+echo "== the same with POSLAB_GEMM=blas (OpenBLAS's sgemm instead of ours)"
+POSLAB_GEMM=blas "$build/bench/bench_train_step" 4 16
 echo "== one evaluation window (peak RSS per process)"
 evals=""
 for L in 4096 8192; do
