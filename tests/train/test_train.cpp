@@ -146,12 +146,31 @@ TEST_CASE("a NaN loss stops training naming the step, and the last checkpoint st
           "[train][errors]") {
   test::TempDir dir;
   TrainOptions o = tiny_run(dir, PeKind::rope);
-  o.adam.lr = 1e30;  // the first update sends the weights to inf; the next loss is NaN
+  o.adam.lr = 1e38;  // finite but huge weights after the first update: the next loss is NaN
   o.warmup = 0;
   o.steps = 5;
   o.eval_every = 1;
-  REQUIRE_THROWS_WITH(train(o), Contains("step 2") && Contains("last good checkpoint"));
+  REQUIRE_THROWS_WITH(train(o),
+                      Contains("step 2: the loss is") && Contains("last good checkpoint"));
   REQUIRE(load_checkpoint(dir.file("run/model.safetensors")).step == 1);
+}
+
+TEST_CASE("non-finite weights stop training naming the step and the tensor; none is saved",
+          "[train][errors]") {
+  test::TempDir dir;
+  TrainOptions o = tiny_run(dir, PeKind::rope);
+  o.steps = 5;
+  o.eval_every = 1;
+  o.stop_after = 2;
+  train(o);          // a good checkpoint at step 2
+  o.adam.lr = 1e39;  // past the float range: the next update makes the weights inf/NaN
+  o.stop_after = 0;
+  o.resume = true;
+  REQUIRE_THROWS_WITH(train(o), Contains("step 3") && Contains("transformer.") &&
+                                    Contains("non-finite") && Contains("last good checkpoint"));
+  Checkpoint c = load_checkpoint(dir.file("run/model.safetensors"));
+  REQUIRE(c.step == 2);
+  for (const NamedParam& p : c.model->parameters()) REQUIRE(kernel::all_finite(p.tensor));
 }
 
 // ---- checkpoints that lie ----
