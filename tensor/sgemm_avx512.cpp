@@ -16,7 +16,7 @@
 //     pack op(B)[pc:pc+KC, :] into panels of NR = 32 columns, k-major: a micro-kernel reads
 //       one row of a panel (32 floats = two zmm registers) per k, in order;
 //     for each block of MC rows (one thread each), for each strip of MR = 12 rows:
-//       pack op(A)[strip, pc:pc+KC] k-major (A^T in storage is already so: read in place);
+//       pack op(A)[strip, pc:pc+KC] k-major (or read it in place where packing cannot pay);
 //       for each B panel: the micro-kernel computes a 12 x 32 tile of C.
 // Packing turns every access pattern (transposed or not, any leading dimension) into the same
 // unit-stride stream and pads ragged edges with zeros; the packed B block (KC x N) stays in
@@ -101,21 +101,40 @@ void pack_a_strip(const float* A, bool ta, int64_t lda, int64_t pc, int64_t kc, 
 
 // The 12 x 32 micro-kernel:  acc = sum_k a[0:12, k] b[k, 0:32]  (an outer product per k),
 // then C[0:h, 0:w] = alpha*acc + beta*C, where beta == 0 never reads C (it may hold NaN).
-// Element (i,k) of the A strip is a[i + k*cs]: cs = MR for a packed strip, cs = lda for a
-// full strip of stored A^T, read in place.
-__attribute__((target("avx512f"))) void micro_kernel(int64_t kc, const float* a, int64_t cs,
-                                                     const float* b, float alpha, float beta,
-                                                     float* C, int64_t ldc, int64_t h, int64_t w) {
+// Element (i,k) of the A strip is a[i*rs + k*cs]: (rs, cs) = (1, MR) for a packed strip,
+// (1, lda) for a full strip of stored A^T and (lda, 1) for one of stored A, both read in place.
+__attribute__((target("avx512f"))) void micro_kernel(int64_t kc, const float* a, int64_t rs,
+                                                     int64_t cs, const float* b, float alpha,
+                                                     float beta, float* C, int64_t ldc, int64_t h,
+                                                     int64_t w) {
   __m512 acc[MR][2];
 #pragma GCC unroll 12
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
-  for (int64_t k = 0; k < kc; ++k, a += cs, b += NR) {
-    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+  if (rs == 1) {
+    for (int64_t k = 0; k < kc; ++k, a += cs, b += NR) {
+      __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
 #pragma GCC unroll 12
-    for (int i = 0; i < MR; ++i) {
-      __m512 ai = _mm512_set1_ps(a[i]);
-      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+      for (int i = 0; i < MR; ++i) {
+        __m512 ai = _mm512_set1_ps(a[i]);
+        acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+        acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+      }
+    }
+  } else {  // rows of stored A (cs == 1): three row pointers, each reaching four rows
+    const float *a0 = a, *a4 = a + 4 * rs, *a8 = a + 8 * rs;
+    for (int64_t k = 0; k < kc; ++k, ++a0, ++a4, ++a8, b += NR) {
+      __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) {
+        __m512 x0 = _mm512_set1_ps(a0[i * rs]), x4 = _mm512_set1_ps(a4[i * rs]),
+               x8 = _mm512_set1_ps(a8[i * rs]);
+        acc[i][0] = _mm512_fmadd_ps(x0, b0, acc[i][0]);
+        acc[i][1] = _mm512_fmadd_ps(x0, b1, acc[i][1]);
+        acc[i + 4][0] = _mm512_fmadd_ps(x4, b0, acc[i + 4][0]);
+        acc[i + 4][1] = _mm512_fmadd_ps(x4, b1, acc[i + 4][1]);
+        acc[i + 8][0] = _mm512_fmadd_ps(x8, b0, acc[i + 8][0]);
+        acc[i + 8][1] = _mm512_fmadd_ps(x8, b1, acc[i + 8][1]);
+      }
     }
   }
   // Column masks for a ragged right edge (w < 32).
@@ -187,24 +206,26 @@ void sgemm_avx512(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
       for (int64_t ib = 0; ib < blocks; ++ib) {
         const int64_t i0 = ib * MC, mc = std::min(MC, M - i0);
         const int64_t strips = (mc + MR - 1) / MR;
-        // A strip of stored A^T is read in place; others are packed (zero-padded at the edge).
-        auto strip = [&](int64_t s, int64_t* cs) -> const float* {
+        // A full strip is read in place when that costs nothing (stored A^T: 12 contiguous
+        // values per k) or when packing would not pay (a single panel of B: each strip is
+        // used once, as in attention's P V). Otherwise, and at the ragged edge, it is packed.
+        auto strip = [&](int64_t s, int64_t* rs, int64_t* cs) -> const float* {
           const int64_t r = i0 + s * MR;
-          if (ta && r + MR <= M) {  // 12 contiguous values per k already: no copy
-            *cs = lda;
-            return A + pc * lda + r;
+          if (r + MR <= M && (ta || panels == 1)) {
+            *rs = ta ? 1 : lda, *cs = ta ? lda : 1;
+            return ta ? A + pc * lda + r : A + r * lda + pc;
           }
           pack_a_strip(A, ta, lda, pc, kc, r, M, ap.data());
-          *cs = MR;
+          *rs = 1, *cs = MR;
           return ap.data();
         };
         for (int64_t s = 0; s < strips; ++s) {
-          int64_t cs;
-          const float* a = strip(s, &cs);
+          int64_t rs, cs;
+          const float* a = strip(s, &rs, &cs);
           const int64_t r = i0 + s * MR;
           for (int64_t jp = 0; jp < panels; ++jp) {
             const int64_t c = jp * NR;
-            micro_kernel(kc, a, cs, bpd + jp * NR * kc, alpha, beta_k, C + r * ldc + c, ldc,
+            micro_kernel(kc, a, rs, cs, bpd + jp * NR * kc, alpha, beta_k, C + r * ldc + c, ldc,
                          std::min(MR, M - r), std::min(NR, N - c));
           }
         }

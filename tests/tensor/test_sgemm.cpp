@@ -53,6 +53,7 @@ TEST_CASE("sgemm_avx512 equals the triple loop on every layout and edge", "[tens
       cases.push_back({ta, tb, 97, 70, 513, 0.5f, 1.f});     // three k-blocks, accumulate
       cases.push_back({ta, tb, 200, 129, 64, -2.f, 0.25f});  // several row blocks
       cases.push_back({ta, tb, 5, 17, 1, 1.f, 0.f});
+      cases.push_back({ta, tb, 50, 32, 300, 1.f, 1.f});  // one panel: A read in place
     }
   Generator g(7);
   for (const Case& c : cases) {
