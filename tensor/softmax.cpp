@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "tensor/ops.h"
+#include "tensor/cuda_ops.h"
 #include "tensor/strided.h"
 
 namespace poslab::kernel {
@@ -15,7 +15,6 @@ namespace {
 
 void check_rows(const char* op, const Tensor& x) {
   check_defined(op, x, "x");
-  if (x.device() != Device::cpu) fail(op, ": the cuda kernel is not built");
   if (x.dim() < 1) fail(op, ": expected at least one dim, but got a scalar");
 }
 
@@ -43,6 +42,7 @@ void softmax_rows(const T* x, T* y, int64_t rows, int64_t n, bool log_space) {
 
 Tensor rowwise(const char* op, const Tensor& x, bool log_space) {
   check_rows(op, x);
+  if (x.device() == Device::cuda) return log_space ? cuda::log_softmax(x) : cuda::softmax(x);
   Tensor xc = x.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   int64_t n = x.size(-1);
@@ -66,6 +66,7 @@ Tensor log_softmax(const Tensor& x) {
 // softmax:     dx_j = y_j (dy_j - sum_k dy_k y_k)
 // log_softmax: dx_j = dy_j - exp(y_j) sum_k dy_k
 Tensor softmax_backward(const Tensor& y, const Tensor& dy) {
+  if (y.device() == Device::cuda) return cuda::softmax_backward(y, dy);
   Tensor yc = y.contiguous(), dyc = dy.contiguous();
   Tensor dx = Tensor::empty(y.shape(), y.dtype());
   int64_t n = y.size(-1), rows = n ? y.numel() / n : 0;
@@ -85,6 +86,7 @@ Tensor softmax_backward(const Tensor& y, const Tensor& dy) {
 }
 
 Tensor log_softmax_backward(const Tensor& y, const Tensor& dy) {
+  if (y.device() == Device::cuda) return cuda::log_softmax_backward(y, dy);
   Tensor yc = y.contiguous(), dyc = dy.contiguous();
   Tensor dx = Tensor::empty(y.shape(), y.dtype());
   int64_t n = y.size(-1), rows = n ? y.numel() / n : 0;
@@ -124,6 +126,7 @@ Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Te
     counted += targets.data[n] >= 0;
   }
   if (counted == 0) fail("cross_entropy: every one of the ", N, " rows is ignored (target -1)");
+  if (logits.device() == Device::cuda) return cuda::cross_entropy(logits, targets, probs, row_loss);
   Tensor p = softmax(logits);
   Tensor rl = Tensor::empty({N}, logits.dtype());
   Tensor zc = logits.contiguous();
@@ -156,6 +159,7 @@ Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Te
 
 // dz_nv = dloss * (p_nv - [v == t_n]) / N'   (0 on ignored rows)
 Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, double dloss) {
+  if (probs.device() == Device::cuda) return cuda::cross_entropy_backward(probs, targets, dloss);
   int64_t N = probs.size(0), V = probs.size(1), counted = 0;
   for (int32_t t : targets.data) counted += t >= 0;
   Tensor dz = Tensor::empty(probs.shape(), probs.dtype());
