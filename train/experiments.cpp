@@ -156,6 +156,7 @@ double last_quarter(const EvalResult& r) {  // mean loss over buckets covering t
 
 int64_t count_lines(const std::string& rel) {
   std::ifstream in(std::string(POSLAB_SOURCE_DIR) + "/" + rel);
+  if (!in) in.open(rel);  // a binary built elsewhere, run from a checkout's root
   if (!in) return 0;
   int64_t n = 0;
   std::string line;
