@@ -66,38 +66,31 @@ __device__ __forceinline__ void load_row(float* dst, const float* src, int D, fl
   for (int d = 0; d < kMaxD; ++d) dst[d] = d < D ? src[d] * scale : 0.f;
 }
 
+// Query row r's score with key j in log2 units: q (pre-scaled by scale log2 e) . k_j + bias.
+template <int kMaxD>
+__device__ __forceinline__ float score2(const float* q, const float* k, const Dims& a,
+                                        const float* slopes2, const gpu::QueryRow& r, int64_t j) {
+  float s = dot<float, kMaxD>(q, k);
+  return slopes2 ? s + alibi2(slopes2[r.h], r.P, j, r.visible) : s;
+}
+
 // Grid (ceil(Tq/kRows), B*H). out: (B,Tq,H,D) contiguous; lse2: (B,H,Tq) or null.
 template <int kMaxD, int kCols>
 __global__ void __launch_bounds__(kRows)
     forward_kernel(Dims a, const float* Q, const float* K, const float* V, const float* slopes2,
                    float* out, float* lse2) {
   __shared__ RowTile<float, kCols, kMaxD> kt, vt;
-  int64_t bh = blockIdx.y, b = bh / a.H, h = bh % a.H;
-  int64_t i = int64_t(blockIdx.x) * kRows + threadIdx.x;
-  int64_t last = ::min(a.Tq, int64_t(blockIdx.x + 1) * kRows) - 1;
-  int64_t block_visible = visible_keys(a, last), visible = i < a.Tq ? visible_keys(a, i) : 0;
-  int64_t P = a.q_pos0 + i;
-  float slope2 = slopes2 ? slopes2[h] : 0.f;
-  const float *Kh = K + b * a.k[0] + h * a.k[2], *Vh = V + b * a.v[0] + h * a.v[2];
+  gpu::QueryRow r = gpu::query_row(a.H, a.Tq, a.Tk, a.q_pos0, a.causal);
   float q[kMaxD];
-  if (i < a.Tq) load_row<kMaxD>(q, Q + b * a.q[0] + i * a.q[1] + h * a.q[2], a.D, a.scale2);
+  if (r.active) load_row<kMaxD>(q, Q + r.b * a.q[0] + r.i * a.q[1] + r.h * a.q[2], a.D, a.scale2);
   gpu::OnlineSoftmax<float, kMaxD> row;
-  for (int64_t j0 = 0; j0 < block_visible; j0 += kCols) {
-    __syncthreads();  // the previous tile is no longer read
-    gpu::load_rows(kt, Kh, a.k[1], j0, a.Tk, a.D);
-    gpu::load_rows(vt, Vh, a.v[1], j0, a.Tk, a.D);
-    __syncthreads();
-    int count = static_cast<int>(::max(int64_t(0), ::min(visible - j0, int64_t(kCols))));
-#pragma unroll 1
-    for (int c = 0; c < count; ++c) {
-      float s = dot<float, kMaxD>(q, kt.x[c]);
-      if (slopes2) s += alibi2(slope2, P, j0 + c, visible);
-      row.add(s, vt.x[c]);
-    }
-  }
-  if (i >= a.Tq) return;
-  float lse = row.finish(out + ((b * a.Tq + i) * a.H + h) * a.D, a.D);
-  if (lse2) lse2[bh * a.Tq + i] = lse;
+  gpu::for_each_visible_key(
+      kt, vt, K + r.b * a.k[0] + r.h * a.k[2], a.k[1], V + r.b * a.v[0] + r.h * a.v[2], a.v[1],
+      a.Tk, a.D, r,
+      [&](int c, int64_t j) { row.add(score2<kMaxD>(q, kt.x[c], a, slopes2, r, j), vt.x[c]); });
+  if (!r.active) return;
+  float lse = row.finish(out + ((r.b * a.Tq + r.i) * a.H + r.h) * a.D, a.D);
+  if (lse2) lse2[r.bh * a.Tq + r.i] = lse;
 }
 
 // dq, and delta for the dkv kernel. Grid (ceil(Tq/kRows), B*H). dout, out, dq: contiguous.
@@ -106,39 +99,27 @@ __global__ void __launch_bounds__(kRows)
     dq_kernel(Dims a, const float* Q, const float* K, const float* V, const float* slopes2,
               const float* out, const float* lse2, const float* dout, float* dq, float* delta) {
   __shared__ RowTile<float, kCols, kMaxD> kt, vt;
-  int64_t bh = blockIdx.y, b = bh / a.H, h = bh % a.H;
-  int64_t i = int64_t(blockIdx.x) * kRows + threadIdx.x;
-  int64_t last = ::min(a.Tq, int64_t(blockIdx.x + 1) * kRows) - 1;
-  int64_t block_visible = visible_keys(a, last), visible = i < a.Tq ? visible_keys(a, i) : 0;
-  int64_t P = a.q_pos0 + i, row_at = ((b * a.Tq + i) * a.H + h) * a.D;
-  float slope2 = slopes2 ? slopes2[h] : 0.f;
-  const float *Kh = K + b * a.k[0] + h * a.k[2], *Vh = V + b * a.v[0] + h * a.v[2];
+  gpu::QueryRow r = gpu::query_row(a.H, a.Tq, a.Tk, a.q_pos0, a.causal);
+  int64_t row_at = ((r.b * a.Tq + r.i) * a.H + r.h) * a.D;
   float q[kMaxD], go[kMaxD], g[kMaxD] = {}, lse = 0, dlt = 0;
-  if (i < a.Tq) {
+  if (r.active) {
     float o[kMaxD];
-    load_row<kMaxD>(q, Q + b * a.q[0] + i * a.q[1] + h * a.q[2], a.D, a.scale2);
+    load_row<kMaxD>(q, Q + r.b * a.q[0] + r.i * a.q[1] + r.h * a.q[2], a.D, a.scale2);
     load_row<kMaxD>(go, dout + row_at, a.D, 1.f);
     load_row<kMaxD>(o, out + row_at, a.D, 1.f);
     dlt = dot<float, kMaxD>(go, o);
-    lse = lse2[bh * a.Tq + i];
-    delta[bh * a.Tq + i] = dlt;
+    lse = lse2[r.bh * a.Tq + r.i];
+    delta[r.bh * a.Tq + r.i] = dlt;
   }
-  for (int64_t j0 = 0; j0 < block_visible; j0 += kCols) {
-    __syncthreads();
-    gpu::load_rows(kt, Kh, a.k[1], j0, a.Tk, a.D);
-    gpu::load_rows(vt, Vh, a.v[1], j0, a.Tk, a.D);
-    __syncthreads();
-    int count = static_cast<int>(::max(int64_t(0), ::min(visible - j0, int64_t(kCols))));
-#pragma unroll 1
-    for (int c = 0; c < count; ++c) {
-      float s = dot<float, kMaxD>(q, kt.x[c]);
-      if (slopes2) s += alibi2(slope2, P, j0 + c, visible);
-      float p = exp2f(s - lse), ds = p * (dot<float, kMaxD>(go, vt.x[c]) - dlt);
+  gpu::for_each_visible_key(kt, vt, K + r.b * a.k[0] + r.h * a.k[2], a.k[1],
+                            V + r.b * a.v[0] + r.h * a.v[2], a.v[1], a.Tk, a.D, r,
+                            [&](int c, int64_t j) {
+                              float p = exp2f(score2<kMaxD>(q, kt.x[c], a, slopes2, r, j) - lse);
+                              float ds = p * (dot<float, kMaxD>(go, vt.x[c]) - dlt);
 #pragma unroll
-      for (int d = 0; d < kMaxD; ++d) g[d] += ds * kt.x[c][d];
-    }
-  }
-  if (i >= a.Tq) return;
+                              for (int d = 0; d < kMaxD; ++d) g[d] += ds * kt.x[c][d];
+                            });
+  if (!r.active) return;
 #pragma unroll
   for (int d = 0; d < kMaxD; ++d)
     if (d < a.D) dq[row_at + d] = g[d] * a.scale;

@@ -34,47 +34,36 @@ __global__ void __launch_bounds__(kRows)
     dynamic_kernel(Dims a, const float* Q, const float* K, const float* V, float* out) {
   constexpr double kTwoPi = 6.283185307179586;
   __shared__ gpu::RowTile<float, kCols, kMaxD> kt, vt;
-  int64_t bh = blockIdx.y, b = bh / a.H, h = bh % a.H;
-  int64_t i = int64_t(blockIdx.x) * kRows + threadIdx.x, P = a.q_pos0 + i;
-  int64_t last = ::min(a.Tq, int64_t(blockIdx.x + 1) * kRows) - 1;
-  int64_t block_visible = ::min(a.q_pos0 + last + 1, a.Tk);
-  int64_t visible = i < a.Tq ? ::min(P + 1, a.Tk) : 0;
+  gpu::QueryRow r = gpu::query_row(a.H, a.Tq, a.Tk, a.q_pos0, true);
   float q[kMaxD] = {};
   double w[kMaxD / 2] = {};
-  if (i < a.Tq) {
-    const float* qi = Q + b * a.q[0] + i * a.q[1] + h * a.q[2];
+  if (r.active) {
+    const float* qi = Q + r.b * a.q[0] + r.i * a.q[1] + r.h * a.q[2];
 #pragma unroll
     for (int d = 0; d < kMaxD; ++d) q[d] = d < a.D ? qi[d] : 0.f;
-    double s = ::max(1.0, double(P + 1) / a.T0);
+    double s = ::max(1.0, double(r.P + 1) / a.T0);
     double th = a.theta * pow(s, double(a.D) / (a.D - 2));  // ntk_theta
 #pragma unroll
     for (int p = 0; p < kMaxD / 2; ++p) w[p] = 2 * p < a.D ? pow(th, -2.0 * p / a.D) : 0.0;
   }
-  const float *Kh = K + b * a.k[0] + h * a.k[2], *Vh = V + b * a.v[0] + h * a.v[2];
   gpu::OnlineSoftmax<float, kMaxD> row;
-  for (int64_t j0 = 0; j0 < block_visible; j0 += kCols) {
-    __syncthreads();
-    gpu::load_rows(kt, Kh, a.k[1], j0, a.Tk, a.D);
-    gpu::load_rows(vt, Vh, a.v[1], j0, a.Tk, a.D);
-    __syncthreads();
-    int count = static_cast<int>(::max(int64_t(0), ::min(visible - j0, int64_t(kCols))));
-#pragma unroll 1
-    for (int c = 0; c < count; ++c) {
-      double delta = double(j0 + c - P);  // j - P <= 0
-      float dot = 0;
+  gpu::for_each_visible_key(
+      kt, vt, K + r.b * a.k[0] + r.h * a.k[2], a.k[1], V + r.b * a.v[0] + r.h * a.v[2], a.v[1],
+      a.Tk, a.D, r, [&](int c, int64_t j) {
+        double delta = double(j - r.P);  // j - P <= 0
+        float dot = 0;
 #pragma unroll
-      for (int p = 0; p < kMaxD / 2; ++p) {
-        double ang = delta * w[p];
-        ang -= kTwoPi * rint(ang / kTwoPi);
-        float sn, cs;
-        sincosf(static_cast<float>(ang), &sn, &cs);
-        float k0 = kt.x[c][2 * p], k1 = kt.x[c][2 * p + 1];
-        dot += q[2 * p] * (k0 * cs - k1 * sn) + q[2 * p + 1] * (k0 * sn + k1 * cs);
-      }
-      row.add(dot * a.scale2, vt.x[c]);
-    }
-  }
-  if (i < a.Tq) row.finish(out + ((b * a.Tq + i) * a.H + h) * a.D, a.D);
+        for (int p = 0; p < kMaxD / 2; ++p) {
+          double ang = delta * w[p];
+          ang -= kTwoPi * rint(ang / kTwoPi);  // into [-pi, pi] before the float sincos
+          float sn, cs;
+          sincosf(static_cast<float>(ang), &sn, &cs);
+          float k0 = kt.x[c][2 * p], k1 = kt.x[c][2 * p + 1];
+          dot += q[2 * p] * (k0 * cs - k1 * sn) + q[2 * p + 1] * (k0 * sn + k1 * cs);
+        }
+        row.add(dot * a.scale2, vt.x[c]);
+      });
+  if (r.active) row.finish(out + ((r.b * a.Tq + r.i) * a.H + r.h) * a.D, a.D);
 }
 
 }  // namespace

@@ -42,6 +42,47 @@ __device__ __forceinline__ void load_rows(RowTile<T, kCols, kMaxD>& tile, const 
   }
 }
 
+// The query row a thread owns in a grid of (ceil(Tq / blockDim.x), B*H) blocks, one row per
+// thread, and the keys it may see: 0 .. visible-1 (causal: the keys at positions <= P = q_pos0
+// + i; all Tk otherwise). A spare thread of the last block (i >= Tq) sees none but still helps
+// load the tiles its block needs (up to block_visible keys, those of the block's last row).
+struct QueryRow {
+  int64_t b, h, bh, i, P, visible, block_visible;
+  bool active;
+};
+__device__ __forceinline__ QueryRow query_row(int64_t H, int64_t Tq, int64_t Tk, int64_t q_pos0,
+                                              bool causal) {
+  QueryRow r;
+  r.bh = blockIdx.y, r.b = r.bh / H, r.h = r.bh % H;
+  r.i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  r.P = q_pos0 + r.i;
+  r.active = r.i < Tq;
+  int64_t last = ::min(Tq, int64_t(blockIdx.x + 1) * blockDim.x) - 1;
+  r.block_visible = causal ? ::min(q_pos0 + last + 1, Tk) : Tk;
+  r.visible = !r.active ? 0 : causal ? ::min(r.P + 1, Tk) : Tk;
+  return r;
+}
+
+// Walks the keys visible to the block in tiles of kCols rows: the block loads each tile of K
+// and V (rows with stride ldk, ldv) into shared memory, then every thread calls body(c, j) for
+// its own visible keys j = j0 + c of the tile, in increasing j.
+template <class T, int kCols, int kMaxD, class Body>
+__device__ __forceinline__ void for_each_visible_key(RowTile<T, kCols, kMaxD>& kt,
+                                                     RowTile<T, kCols, kMaxD>& vt, const T* K,
+                                                     int64_t ldk, const T* V, int64_t ldv,
+                                                     int64_t Tk, int D, const QueryRow& r,
+                                                     Body&& body) {
+  for (int64_t j0 = 0; j0 < r.block_visible; j0 += kCols) {
+    __syncthreads();  // every thread is done with the previous tile
+    load_rows(kt, K, ldk, j0, Tk, D);
+    load_rows(vt, V, ldv, j0, Tk, D);
+    __syncthreads();
+    int count = static_cast<int>(::max(int64_t(0), ::min(r.visible - j0, int64_t(kCols))));
+#pragma unroll 1
+    for (int c = 0; c < count; ++c) body(c, j0 + c);
+  }
+}
+
 // sum_d a[d] b[d] over kMaxD (zero-padded) values, with four partial sums for ILP.
 template <class T, int kMaxD>
 __device__ __forceinline__ T dot(const T* a, const T* b) {

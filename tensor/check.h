@@ -33,3 +33,11 @@ template <class... Args>
 // memory)". Used only in .cu files; the functions they call are in tensor/cuda_util.cuh.
 #define CUDA_CHECK(call) ::poslab::cuda_check((call), #call, __FILE__, __LINE__)
 #define CUBLAS_CHECK(call) ::poslab::cublas_check((call), #call, __FILE__, __LINE__)
+
+// POSLAB_HOST_DEVICE marks a function that the CPU loops and the CUDA kernels both call (the
+// scalar math of tensor/scalar_ops.h): one definition for both devices.
+#ifdef __CUDACC__
+#define POSLAB_HOST_DEVICE __host__ __device__
+#else
+#define POSLAB_HOST_DEVICE
+#endif

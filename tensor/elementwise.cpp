@@ -8,52 +8,11 @@
 #include <cmath>
 
 #include "tensor/cuda_ops.h"
+#include "tensor/scalar_ops.h"
 #include "tensor/strided.h"
 
 namespace poslab::kernel {
 namespace {
-
-template <class T>
-T apply(BinaryOp op, T x, T y) {
-  switch (op) {
-    case BinaryOp::add:
-      return x + y;
-    case BinaryOp::sub:
-      return x - y;
-    case BinaryOp::mul:
-      return x * y;
-    case BinaryOp::div:
-      return x / y;
-    case BinaryOp::maximum:
-      return x > y ? x : y;
-    case BinaryOp::gt:
-      return x > y ? T(1) : T(0);
-    case BinaryOp::lt:
-      return x < y ? T(1) : T(0);
-    case BinaryOp::eq:
-      return x == y ? T(1) : T(0);
-  }
-  return 0;
-}
-
-template <class T>
-T apply(UnaryOp op, T x) {
-  switch (op) {
-    case UnaryOp::neg:
-      return -x;
-    case UnaryOp::exp:
-      return std::exp(x);
-    case UnaryOp::log:
-      return std::log(x);
-    case UnaryOp::tanh:
-      return std::tanh(x);
-    case UnaryOp::sqrt:
-      return std::sqrt(x);
-    case UnaryOp::abs:
-      return std::abs(x);
-  }
-  return 0;
-}
 
 const char* name_of(BinaryOp op) {
   const char* names[] = {"add", "sub", "mul", "div", "maximum", "gt", "lt", "eq"};

@@ -8,58 +8,20 @@
 // the switch, and one kernel per dtype keeps the build small.
 #include "tensor/cuda_ops.h"
 #include "tensor/cuda_util.cuh"
+#include "tensor/scalar_ops.h"
 #include "tensor/strided.h"
 
 namespace poslab::kernel::cuda {
 namespace {
 
-template <class T>
-__device__ __forceinline__ T apply(BinaryOp op, T x, T y) {
-  switch (op) {
-    case BinaryOp::add:
-      return x + y;
-    case BinaryOp::sub:
-      return x - y;
-    case BinaryOp::mul:
-      return x * y;
-    case BinaryOp::div:
-      return x / y;
-    case BinaryOp::maximum:
-      return x > y ? x : y;
-    case BinaryOp::gt:
-      return x > y ? T(1) : T(0);
-    case BinaryOp::lt:
-      return x < y ? T(1) : T(0);
-    case BinaryOp::eq:
-      return x == y ? T(1) : T(0);
-  }
-  return 0;
-}
-
-// Unary maps, with pow (x^p) and affine (x*p + q) as two more cases.
+// Unary maps: UnaryOp's cases (scalar_ops.h), then pow (x^p) and affine (x*p + q).
 enum class Map { neg, exp, log, tanh, sqrt, abs, pow, affine };
 
 template <class T>
-__device__ __forceinline__ T apply(Map op, T x, T p, T q) {
-  switch (op) {
-    case Map::neg:
-      return -x;
-    case Map::exp:
-      return exp(x);
-    case Map::log:
-      return log(x);
-    case Map::tanh:
-      return tanh(x);
-    case Map::sqrt:
-      return sqrt(x);
-    case Map::abs:
-      return fabs(x);
-    case Map::pow:
-      return pow(x, p);
-    case Map::affine:
-      return x * p + q;
-  }
-  return 0;
+__device__ __forceinline__ T apply_map(Map op, T x, T p, T q) {
+  if (op == Map::pow) return pow(x, p);
+  if (op == Map::affine) return x * p + q;
+  return kernel::apply(static_cast<UnaryOp>(op), x);
 }
 
 // out[i] = a[ia] op b[ib]
@@ -67,14 +29,14 @@ template <class T>
 __global__ void binary_kernel(BinaryOp op, T* out, const T* a, gpu::Layout la, const T* b,
                               gpu::Layout lb, int64_t n) {
   for (int64_t i = gpu::thread_index(); i < n; i += gpu::thread_count())
-    out[i] = apply(op, a[la.at(i)], b[lb.at(i)]);
+    out[i] = kernel::apply(op, a[la.at(i)], b[lb.at(i)]);
 }
 
 // out[i] = f(x[ix])   (out may be x itself when x is contiguous: each element read, then written)
 template <class T>
 __global__ void map_kernel(Map op, T p, T q, T* out, const T* x, gpu::Layout lx, int64_t n) {
   for (int64_t i = gpu::thread_index(); i < n; i += gpu::thread_count())
-    out[i] = apply(op, x[lx.at(i)], p, q);
+    out[i] = apply_map(op, x[lx.at(i)], p, q);
 }
 
 // out[i] = c[ic] != 0 ? a[ia] : b[ib]
@@ -99,10 +61,10 @@ __global__ void finite_kernel(const T* x, gpu::Layout lx, int64_t n, int* bad) {
     if (!isfinite(x[lx.at(i)])) *bad = 1;
 }
 
-Tensor map(const char* name, Map op, const Tensor& x, double p, double q) {
-  Tensor out = Tensor::empty(x.shape(), x.dtype(), Device::cuda);
+// out (contiguous) = f(x) for any strides of x; out may be x itself.
+void map_into(const char* name, Map op, const Tensor& out, const Tensor& x, double p, double q) {
   int64_t n = x.numel();
-  if (n == 0) return out;
+  if (n == 0) return;
   auto l = gpu::make_layouts(name, x.shape(), {&x});
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
@@ -110,6 +72,11 @@ Tensor map(const char* name, Map op, const Tensor& x, double p, double q) {
         op, T(p), T(q), out.data<T>(), gpu::storage_ptr<T>(x), l[0], n);
   });
   gpu::check_launch(name);
+}
+
+Tensor map(const char* name, Map op, const Tensor& x, double p, double q) {
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), Device::cuda);
+  map_into(name, op, out, x, p, q);
   return out;
 }
 
@@ -170,15 +137,7 @@ void add_(const Tensor& dst, const Tensor& src, double alpha) {
 }
 
 void scale_(const Tensor& dst, double alpha) {
-  int64_t n = dst.numel();
-  if (n == 0) return;
-  auto l = gpu::make_layouts("scale_", dst.shape(), {&dst});
-  dispatch(dst.dtype(), [&](auto zero) {
-    using T = decltype(zero);
-    map_kernel<T><<<gpu::grid_for(n), gpu::kThreads, 0, gpu::stream()>>>(
-        Map::affine, T(alpha), T(0), dst.data<T>(), gpu::storage_ptr<T>(dst), l[0], n);
-  });
-  gpu::check_launch("scale_");
+  map_into("scale_", Map::affine, dst, dst, alpha, 0);
 }
 
 bool all_finite(const Tensor& x) {

@@ -31,13 +31,12 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
     out.fill_(0);
     return out;
   }
-  int64_t lead = 0;
-  while (lead < x.dim() && red[lead]) ++lead;
-  bool leading_only =
-      lead > 0 && std::none_of(red.begin() + lead, red.end(), [](bool r) { return r; });
+  // the leading dims reduced and the others kept (red = 1..1 0..0): column sums
+  bool columns = red.front() && !red.back() &&
+                 std::is_partitioned(red.begin(), red.end(), [](bool r) { return r; });
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    if (leading_only && x.is_contiguous()) {  // column sums of x viewed as (R, K)
+    if (columns && x.is_contiguous()) {  // x viewed as (R, K)
       int64_t K = out.numel(), R = x.numel() / K;
       gpu::column_sums<T, 1>(Element<T>{x.data<T>(), K}, R, K, {{out.data<T>()}}, "sum");
       return;

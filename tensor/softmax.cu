@@ -17,33 +17,29 @@ unsigned row_blocks(int64_t rows) {
   return static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
 }
 
-// max_j x_j and s = sum_j exp(x_j - max) of one row, on every lane of the warp.
+// One row of n by the 32 lanes of a warp:
+//   m = max_j x_j;  s = sum_j exp(x_j - m);  y_j = exp(x_j - m) / s   (log_space: x_j - m - log s)
+// m and s are returned to every lane (cross-entropy needs them too).
 template <class T>
-__device__ void row_max_sum(const T* x, int64_t n, T* m_out, double* s_out) {
+__device__ void softmax_row(const T* x, T* y, int64_t n, bool log_space, T* m_out, double* s_out) {
   int lane = threadIdx.x % 32;
   T m = -INFINITY;
   for (int64_t j = lane; j < n; j += 32) m = x[j] > m ? x[j] : m;
   m = gpu::warp_reduce(m, gpu::Max{});
   double s = 0;
   for (int64_t j = lane; j < n; j += 32) s += exp(static_cast<double>(x[j] - m));
-  *m_out = m;
-  *s_out = gpu::warp_sum(s);
+  s = gpu::warp_sum(s);
+  T ls = static_cast<T>(log(s)), inv = static_cast<T>(1.0 / s);
+  for (int64_t j = lane; j < n; j += 32) y[j] = log_space ? x[j] - m - ls : exp(x[j] - m) * inv;
+  *m_out = m, *s_out = s;
 }
 
-// y = softmax(x) per row of n:  m = max_j x_j;  s = sum_j exp(x_j - m);  y_j = exp(x_j - m) / s
-// (log_space: y_j = x_j - m - log s)
 template <class T>
 __global__ void softmax_kernel(const T* x, T* y, int64_t rows, int64_t n, bool log_space) {
   int64_t r = warp_row();
-  if (r >= rows) return;
-  const T* xr = x + r * n;
-  T* yr = y + r * n;
   T m;
   double s;
-  row_max_sum(xr, n, &m, &s);
-  T ls = static_cast<T>(log(s)), inv = static_cast<T>(1.0 / s);
-  for (int64_t j = threadIdx.x % 32; j < n; j += 32)
-    yr[j] = log_space ? xr[j] - m - ls : exp(xr[j] - m) * inv;
+  if (r < rows) softmax_row(x + r * n, y + r * n, n, log_space, &m, &s);
 }
 
 // softmax:     dx_j = y_j (dy_j - sum_k dy_k y_k)
@@ -70,17 +66,11 @@ __global__ void cross_entropy_kernel(const T* z, const int32_t* target, T* probs
                                      int64_t N, int64_t V) {
   int64_t r = warp_row();
   if (r >= N) return;
-  const T* zr = z + r * V;
-  T* pr = probs + r * V;
   T m;
   double s;
-  row_max_sum(zr, V, &m, &s);
-  T inv = static_cast<T>(1.0 / s);
-  for (int64_t v = threadIdx.x % 32; v < V; v += 32) pr[v] = exp(zr[v] - m) * inv;
-  if (threadIdx.x % 32 == 0) {
-    int32_t t = target[r];
-    row_loss[r] = t < 0 ? T(0) : static_cast<T>(log(s) + m - zr[t]);
-  }
+  softmax_row(z + r * V, probs + r * V, V, false, &m, &s);
+  int32_t t = target[r];
+  if (threadIdx.x % 32 == 0) row_loss[r] = t < 0 ? T(0) : static_cast<T>(log(s) + m - z[r * V + t]);
 }
 
 // dz_nv = dloss (p_nv - [v == t_n]) / N'   (0 on ignored rows); s = dloss / N'
@@ -94,48 +84,38 @@ __global__ void cross_entropy_backward_kernel(const T* probs, const int32_t* tar
   }
 }
 
-Tensor rowwise(const char* op, const Tensor& x, bool log_space) {
-  Tensor xc = x.contiguous();
-  Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::cuda);
-  int64_t n = x.size(-1);
-  if (n == 0 || x.numel() == 0) return y;
-  int64_t rows = x.numel() / n;
-  dispatch(x.dtype(), [&](auto zero) {
+// The four row ops: forward from x (dy undefined), or backward from the saved y and dy.
+Tensor rows(const char* op, const Tensor& x_or_y, const Tensor& dy, bool log_space) {
+  Tensor a = x_or_y.contiguous(), da = dy.defined() ? dy.contiguous() : Tensor();
+  Tensor out = Tensor::empty(a.shape(), a.dtype(), Device::cuda);
+  int64_t n = a.dim() ? a.size(-1) : 0, rows = n ? a.numel() / n : 0;
+  if (rows == 0) return out;
+  dispatch(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    softmax_kernel<T><<<row_blocks(rows), gpu::kThreads, 0, gpu::stream()>>>(
-        xc.data<T>(), y.data<T>(), rows, n, log_space);
+    if (!da.defined())
+      softmax_kernel<T><<<row_blocks(rows), gpu::kThreads, 0, gpu::stream()>>>(
+          a.data<T>(), out.data<T>(), rows, n, log_space);
+    else
+      softmax_backward_kernel<T><<<row_blocks(rows), gpu::kThreads, 0, gpu::stream()>>>(
+          a.data<T>(), da.data<T>(), out.data<T>(), rows, n, log_space);
   });
   gpu::check_launch(op);
-  return y;
-}
-
-Tensor rowwise_backward(const char* op, const Tensor& y, const Tensor& dy, bool log_space) {
-  Tensor yc = y.contiguous(), dyc = dy.contiguous();
-  Tensor dx = Tensor::empty(y.shape(), y.dtype(), Device::cuda);
-  int64_t n = y.size(-1), rows = n ? y.numel() / n : 0;
-  if (rows == 0) return dx;
-  dispatch(y.dtype(), [&](auto zero) {
-    using T = decltype(zero);
-    softmax_backward_kernel<T><<<row_blocks(rows), gpu::kThreads, 0, gpu::stream()>>>(
-        yc.data<T>(), dyc.data<T>(), dx.data<T>(), rows, n, log_space);
-  });
-  gpu::check_launch(op);
-  return dx;
+  return out;
 }
 
 }  // namespace
 
 Tensor softmax(const Tensor& x) {
-  return rowwise("softmax", x, false);
+  return rows("softmax", x, Tensor(), false);
 }
 Tensor log_softmax(const Tensor& x) {
-  return rowwise("log_softmax", x, true);
+  return rows("log_softmax", x, Tensor(), true);
 }
 Tensor softmax_backward(const Tensor& y, const Tensor& dy) {
-  return rowwise_backward("softmax_backward", y, dy, false);
+  return rows("softmax_backward", y, dy, false);
 }
 Tensor log_softmax_backward(const Tensor& y, const Tensor& dy) {
-  return rowwise_backward("log_softmax_backward", y, dy, true);
+  return rows("log_softmax_backward", y, dy, true);
 }
 
 // loss = (1/N') sum_n loss_n, N' = the rows whose target is not -1 (checked by the caller,
