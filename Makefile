@@ -2,7 +2,8 @@
 #   make test          install what is missing, build (Release), run every test
 #   make experiments   install what is missing, build, run the whole study -> results/REPORT.md
 # Also: make experiments-quick, make bench, make debug, make sanitize, make format, make clean,
-# make gpu-bundle (the binaries scripts/gpu_check.sh runs on a GPU machine).
+# make gpu-bundle (the binaries scripts/gpu_check.sh runs on a GPU machine), make cuda-emu (the
+# GPU tests on a CPU emulator of CUDA).
 # Overrides: STEPS=n DEVICE=cpu|cuda JOBS=n
 JOBS    ?= $(shell nproc)
 BUILD   ?= build/release
@@ -13,7 +14,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 
 FUZZ_SECONDS ?= 60
 .PHONY: all deps build test experiments experiments-quick bench debug sanitize fuzz format clean \
-	gpu-bundle
+	gpu-bundle cuda-emu
 
 all: build
 
@@ -70,6 +71,12 @@ gpu-bundle: deps
 	  -DCMAKE_CXX_FLAGS=-march=x86-64-v3 -DCMAKE_CUDA_ARCHITECTURES="80-real;90"
 	$(CMAKE) --build $(GPU_BUILD) -j $(JOBS) --target poslab test_cuda bench_train_step bench_eval_long
 	scripts/gpu_bundle.sh $(GPU_BUILD) .gpu
+
+# The [cuda] tests without a GPU: the .cu files compiled with g++ against a CPU emulator of the
+# CUDA runtime (tests/cuda/emu/run.sh; minutes). EMU_TESTS selects tests, e.g. "~[slow]".
+EMU_TESTS ?=
+cuda-emu: deps
+	tests/cuda/emu/run.sh $(EMU_TESTS)
 
 format:
 	git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' | xargs clang-format -i

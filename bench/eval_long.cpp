@@ -39,9 +39,9 @@ int main(int argc, char** argv) {
   }
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  double peak_mb = device == Device::cuda ? cuda_alloc_stats().peak_bytes / 1048576.0
-                                          : ru.ru_maxrss / 1024.0;
-  std::printf("%-6s L=%-6lld %7.3f s  %8.0f tokens/s  peak %s %6.1f MB\n", pe.c_str(),
-              (long long)L, secs, L / secs, device == Device::cuda ? "GPU" : "RSS", peak_mb);
+  double peak_mb =
+      device == Device::cuda ? cuda_alloc_stats().peak_bytes / 1048576.0 : ru.ru_maxrss / 1024.0;
+  std::printf("%-6s L=%-6lld %7.3f s  %8.0f tokens/s  peak %s %6.1f MB\n", pe.c_str(), (long long)L,
+              secs, L / secs, device == Device::cuda ? "GPU" : "RSS", peak_mb);
   return 0;
 }

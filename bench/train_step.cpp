@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   Device device = parse_device(argc > 3 ? argv[3] : "cpu", "device");
   require_device(device, "bench_train_step");
   double bound = 27000;  // tokens/s at the ~0.15 s/step BLAS bound of issue 5 (CPU)
-  if (device == Device::cuda) std::printf("# %s, batch %lld\n", cuda_device_name().c_str(), (long long)B);
+  if (device == Device::cuda)
+    std::printf("# %s, batch %lld\n", cuda_device_name().c_str(), (long long)B);
   std::printf("%-11s %10s %9s %8s\n", "pe", "tokens/s", "s/step", "of bound");
   for (const std::string& pe : pe_names()) {
     GPTConfig c;

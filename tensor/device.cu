@@ -92,6 +92,7 @@ Runtime& runtime() {
 }
 
 void free_cached_locked(Runtime& r) {
+  CUDA_CHECK(cudaDeviceSynchronize());  // no queued kernel may still use a cached block
   for (auto& [size, blocks] : r.free_blocks)
     for (void* p : blocks) CUDA_CHECK(cudaFree(p));
   r.free_blocks.clear();

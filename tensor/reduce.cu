@@ -32,7 +32,7 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
     return out;
   }
   // the leading dims reduced and the others kept (red = 1..1 0..0): column sums
-  bool columns = red.front() && !red.back() &&
+  bool columns = !red.empty() && red.front() && !red.back() &&
                  std::is_partitioned(red.begin(), red.end(), [](bool r) { return r; });
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);

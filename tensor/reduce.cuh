@@ -146,7 +146,7 @@ void column_sums(const F& f, int64_t R, int64_t K, Outputs<T, kOut> out, const c
   Storage partial(chunks * kOut * std::max<int64_t>(K, 1) * sizeof(double), Device::cuda);
   double* p = static_cast<double*>(partial.data());
   dim3 grid((K + kColTile - 1) / kColTile, chunks), block(kColTile, kRowLanes);
-  column_partials_kernel<kOut><<<grid, block, 0, stream()>>>(f, R, K, p);
+  column_partials_kernel<kOut, F><<<grid, block, 0, stream()>>>(f, R, K, p);
   column_finish_kernel<T, kOut><<<grid_for(K * kOut), kThreads, 0, stream()>>>(p, chunks, K, out);
   check_launch(op);
 }

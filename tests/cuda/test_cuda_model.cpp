@@ -246,6 +246,19 @@ TEST_CASE("cuda: KV-cache decoding equals recomputation, every scheme", "[cuda]"
   }
 }
 
+TEST_CASE("cuda: attention maps (the composed attention on the GPU)", "[cuda]") {
+  // probabilities in [0, 1] from T=64 scores: 1e-5 absolute
+  NoGrad no_grad;
+  Ids ids = random_ids(1, 64, 105, 14);
+  for (PeKind pe : {PeKind::rope, PeKind::alibi}) {
+    INFO("pe " << pe_name(pe));
+    GPTConfig cc = canonical(pe), cg = canonical(pe);
+    cg.device = Device::cuda;
+    GPT mc(cc, 15), mg(cg, 15);
+    REQUIRE_CLOSE(mg.attention_map(ids, 1), mc.attention_map(ids, 1), 1e-4, 1e-5);
+  }
+}
+
 TEST_CASE("cuda: checkpoints are saved from and loaded to the GPU", "[cuda]") {
   test::TempDir dir;
   GPTConfig c = canonical(PeKind::learned);
