@@ -1,7 +1,9 @@
 # poslab's front door. On a fresh Debian machine:
 #   make test          install what is missing, build (Release), run every test
 #   make experiments   install what is missing, build, run the whole study -> results/REPORT.md
-# Also: make experiments-quick, make bench, make debug, make sanitize, make format, make clean.
+# Also: make experiments-quick, make bench, make debug, make sanitize, make format, make clean,
+# make gpu-bundle (the binaries scripts/gpu_check.sh runs on a GPU machine), make cuda-emu (the
+# GPU tests on a CPU emulator of CUDA).
 # Overrides: STEPS=n DEVICE=cpu|cuda JOBS=n
 JOBS    ?= $(shell nproc)
 BUILD   ?= build/release
@@ -11,7 +13,8 @@ DEVICE  ?= cpu
 export OMP_WAIT_POLICY ?= PASSIVE
 
 FUZZ_SECONDS ?= 60
-.PHONY: all deps build test experiments experiments-quick bench debug sanitize fuzz format clean
+.PHONY: all deps build test experiments experiments-quick bench debug sanitize fuzz format clean \
+	gpu-bundle cuda-emu
 
 all: build
 
@@ -41,6 +44,9 @@ debug: deps
 	$(CMAKE) --build build/debug -j $(JOBS)
 	cd build/debug && ctest --output-on-failure -j $(JOBS)
 
+# Sanitizers are built without CUDA: ASan protects the "shadow gap", an address range the CUDA
+# driver maps memory into (it would need ASAN_OPTIONS=protect_shadow_gap=0), and LeakSanitizer
+# reports the driver's own allocations as leaks. The CPU code is what they check.
 sanitize: deps
 	$(CMAKE) -S . -B build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOSLAB_SANITIZE=ON -DPOSLAB_CUDA=OFF
 	$(CMAKE) --build build/sanitize -j $(JOBS)
@@ -55,8 +61,25 @@ fuzz:
 	$(CMAKE) --build build/fuzz -j $(JOBS) --target fuzz_safetensors fuzz_json fuzz_corpus fuzz_args
 	scripts/fuzz.sh build/fuzz $(FUZZ_SECONDS)
 
+# The GPU check (scripts/gpu_check.sh) runs on a machine with a GPU but without our Debian
+# packages: build the CUDA binaries here (Release, sm_80 + sm_90, a portable CPU target rather
+# than -march=native) and pack them, their libraries and the prepared corpus into
+# .gpu/bundle.tar.xz.
+GPU_BUILD ?= build/gpu
+gpu-bundle: deps
+	$(CMAKE) -S . -B $(GPU_BUILD) -DCMAKE_BUILD_TYPE=Release -DPOSLAB_CUDA=ON -DPOSLAB_NATIVE=OFF \
+	  -DCMAKE_CXX_FLAGS=-march=x86-64-v3 -DCMAKE_CUDA_ARCHITECTURES="80-real;90"
+	$(CMAKE) --build $(GPU_BUILD) -j $(JOBS) --target poslab test_cuda bench_train_step bench_eval_long
+	scripts/gpu_bundle.sh $(GPU_BUILD) .gpu
+
+# The [cuda] tests without a GPU: the .cu files compiled with g++ against a CPU emulator of the
+# CUDA runtime (tests/cuda/emu/run.sh; minutes). EMU_TESTS selects tests, e.g. "~[slow]".
+EMU_TESTS ?=
+cuda-emu: deps
+	tests/cuda/emu/run.sh $(EMU_TESTS)
+
 format:
-	git ls-files '*.cpp' '*.h' '*.cu' | xargs clang-format -i
+	git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' | xargs clang-format -i
 
 clean:
 	rm -rf build

@@ -127,7 +127,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   Tensor sc = cond.detach();
   return record("where", kernel::where(cond, a, b), {&a, &b},
                 [sc, shape_a = a.shape(), shape_b = b.shape()](const Tensor& dy) {
-                  Tensor zero = Tensor::zeros({}, dy.dtype());
+                  Tensor zero = Tensor::zeros({}, dy.dtype(), dy.device());
                   return std::vector<Tensor>{kernel::sum_to(kernel::where(sc, dy, zero), shape_a),
                                              kernel::sum_to(kernel::where(sc, zero, dy), shape_b)};
                 });

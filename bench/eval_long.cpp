@@ -1,7 +1,8 @@
 // eval_long.cpp — one evaluation window at long lengths (4096, 8192): wall time and the
 // process's peak RSS, to show that evaluation memory grows linearly in T (no T x T matrix per
 // head is materialised: attention runs in row blocks without saving probabilities).
-// Runs one length per process, so each peak RSS is its own: bench_eval_long L [pe]
+// Runs one length per process, so each peak RSS is its own: bench_eval_long L [pe] [device]
+// (on cuda: the GPU caching allocator's peak instead of the RSS)
 #include <sys/resource.h>
 
 #include <chrono>
@@ -10,14 +11,17 @@
 #include <cstdlib>
 
 #include "nn/gpt.h"
+#include "tensor/device.h"
 
 using namespace poslab;
 
 int main(int argc, char** argv) {
   int64_t L = argc > 1 ? std::atoll(argv[1]) : 4096;
   std::string pe = argc > 2 ? argv[2] : "rope";
+  Device device = parse_device(argc > 3 ? argv[3] : "cpu", "device");
+  require_device(device, "bench_eval_long");
   GPTConfig c;
-  c.vocab_size = 105, c.pe = parse_pe(pe), c.block_size = 256;
+  c.vocab_size = 105, c.pe = parse_pe(pe), c.block_size = 256, c.device = device;
   if (c.pe == PeKind::learned) c.max_len = L;
   GPT m(c, 1);
   Generator g(5);
@@ -25,6 +29,7 @@ int main(int argc, char** argv) {
   for (auto& v : x.data) v = static_cast<int32_t>(g.next_u64() % 105);
   for (auto& v : y.data) v = static_cast<int32_t>(g.next_u64() % 105);
   NoGrad ng;
+  if (device == Device::cuda) m.loss(x, y).item();  // warm-up: CUDA context, cuBLAS, caches
   auto t0 = std::chrono::steady_clock::now();
   double loss = m.loss(x, y).item();
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -34,7 +39,9 @@ int main(int argc, char** argv) {
   }
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  std::printf("%-6s L=%-6lld %7.2f s  %8.0f tokens/s  peak RSS %6.1f MB\n", pe.c_str(),
-              (long long)L, secs, L / secs, ru.ru_maxrss / 1024.0);
+  double peak_mb =
+      device == Device::cuda ? cuda_alloc_stats().peak_bytes / 1048576.0 : ru.ru_maxrss / 1024.0;
+  std::printf("%-6s L=%-6lld %7.3f s  %8.0f tokens/s  peak %s %6.1f MB\n", pe.c_str(), (long long)L,
+              secs, L / secs, device == Device::cuda ? "GPU" : "RSS", peak_mb);
   return 0;
 }

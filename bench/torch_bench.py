@@ -4,7 +4,11 @@
 Prints, per scheme, training tokens/s of the canonical config (d=128, 4 layers, 4 heads,
 T=256, batch 16, AdamW) and one evaluation window at 4096 (time, tokens/s), as
 `torch <pe> train <tokens/s>` and `torch <pe> eval4096 <tokens/s>` lines that
-scripts/bench.sh parses. Usage: torch_bench.py [threads] [steps]
+scripts/bench.sh and scripts/gpu_check.sh parse.
+Usage: torch_bench.py [threads] [steps] [cpu|cuda] [batch] [explicit|sdpa]
+On cuda each timed step ends with torch.cuda.synchronize(). `sdpa` replaces the written-out
+attention (scores, mask, softmax, P v) with F.scaled_dot_product_attention, PyTorch's fused
+kernels; the default is the same explicit attention as on the CPU.
 """
 import math
 import sys
@@ -15,9 +19,17 @@ import torch.nn.functional as F
 
 threads = int(sys.argv[1]) if len(sys.argv) > 1 else 2
 steps = int(sys.argv[2]) if len(sys.argv) > 2 else 6
+dev = torch.device(sys.argv[3] if len(sys.argv) > 3 else "cpu")
+B = int(sys.argv[4]) if len(sys.argv) > 4 else 16
+attn = sys.argv[5] if len(sys.argv) > 5 else "explicit"
 torch.set_num_threads(threads)
-V, C, L, H, T, B = 105, 128, 4, 4, 256, 16
+V, C, L, H, T = 105, 128, 4, 4, 256
 D = C // H
+
+
+def sync():
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
 
 
 def alibi_slopes(n):
@@ -40,24 +52,24 @@ class Model(torch.nn.Module):
     def forward(self, idx):
         b, t = idx.shape
         x = self.wte(idx)
-        pos = torch.arange(t)
+        pos = torch.arange(t, device=idx.device)
         if self.pe == "learned":
             x = x + self.wpe(pos)
         if self.pe == "sinusoidal":
-            i = torch.arange(0, C, 2)
+            i = torch.arange(0, C, 2, device=idx.device)
             a = pos[:, None] / (10000 ** (i / C))
-            pe = torch.zeros(t, C)
+            pe = torch.zeros(t, C, device=idx.device)
             pe[:, 0::2], pe[:, 1::2] = torch.sin(a), torch.cos(a)
             x = x + pe
         if self.pe == "rope":
-            f = 10000 ** (-torch.arange(0, D, 2) / D)
+            f = 10000 ** (-torch.arange(0, D, 2, device=idx.device) / D)
             ang = pos[:, None] * f
             cos, sin = torch.cos(ang)[None, None], torch.sin(ang)[None, None]
-        mask = torch.ones(t, t, dtype=torch.bool).tril()
+        mask = torch.ones(t, t, dtype=torch.bool, device=idx.device).tril()
         bias = None
         if self.pe == "alibi":
             dist = (pos[:, None] - pos[None, :]).clamp(min=0).float()
-            bias = -alibi_slopes(H)[:, None, None] * dist
+            bias = -alibi_slopes(H).to(idx.device)[:, None, None] * dist
         for blk in self.blocks:
             h = blk["ln_1"](x)
             q, k, v = blk["c_attn"](h).split(C, dim=2)
@@ -67,37 +79,50 @@ class Model(torch.nn.Module):
                     z0, z1 = z[..., 0::2], z[..., 1::2]
                     return torch.stack((z0 * cos - z1 * sin, z0 * sin + z1 * cos), -1).flatten(-2)
                 q, k = rot(q), rot(k)
-            s = q @ k.transpose(-1, -2) / math.sqrt(D)
-            if bias is not None:
-                s = s + bias
-            s = s.masked_fill(~mask, float("-inf"))
-            y = (F.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(b, t, C)
+            if attn == "sdpa" and bias is None:
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            elif attn == "sdpa":
+                y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.masked_fill(~mask, float("-inf")))
+            else:
+                s = q @ k.transpose(-1, -2) / math.sqrt(D)
+                if bias is not None:
+                    s = s + bias
+                s = s.masked_fill(~mask, float("-inf"))
+                y = F.softmax(s, dim=-1) @ v
+            y = y.transpose(1, 2).reshape(b, t, C)
             x = x + blk["c_proj"](y)
             x = x + blk["mlp_proj"](F.gelu(blk["c_fc"](blk["ln_2"](x)), approximate="tanh"))
         return self.ln_f(x) @ self.wte.weight.t()
 
 
+warmup = 1 if dev.type == "cpu" else 3  # the GPU's first steps also set up cuBLAS and caches
 for pe in ["none", "learned", "sinusoidal", "rope", "alibi"]:
     torch.manual_seed(1)
-    m = Model(pe)
+    m = Model(pe).to(dev)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
-    x = torch.randint(0, V, (B, T))
-    y = torch.randint(0, V, (B, T))
+    x = torch.randint(0, V, (B, T), device=dev)
+    y = torch.randint(0, V, (B, T), device=dev)
     times = []
-    for i in range(steps + 1):
+    for i in range(steps + warmup):
+        sync()
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         loss = F.cross_entropy(m(x).view(-1, V), y.view(-1))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
         opt.step()
-        if i > 0:
+        sync()
+        if i >= warmup:
             times.append(time.perf_counter() - t0)
     times.sort()
     print(f"torch {pe} train {B * T / times[len(times) // 2]:.0f}", flush=True)
     with torch.no_grad():
-        xe = torch.randint(0, V, (1, 4096))
+        xe = torch.randint(0, V, (1, 4096), device=dev)
+        if dev.type == "cuda":
+            m(xe)
+        sync()
         t0 = time.perf_counter()
         m(xe)
+        sync()
         dt = time.perf_counter() - t0
     print(f"torch {pe} eval4096 {4096 / dt:.0f}", flush=True)

@@ -1,13 +1,15 @@
 // train_step.cpp — tokens/s of one training step of the canonical config (d=128, 4 layers,
-// 4 heads, T=256, batch 16) per scheme: forward, backward, AdamW. Median of several steps
-// after warm-up. Validates first: the loss of the first step is finite and near log V.
-// Usage: bench_train_step [steps=6] [batch=16]
+// 4 heads, T=256, batch 16) per scheme: forward, backward, clipping, AdamW. Median of several
+// steps after warm-up. Validates first: the loss of the first step is finite and near log V.
+// On the GPU each timed step ends with a synchronisation, so it counts the GPU's work.
+// Usage: bench_train_step [steps=6] [batch=16] [device=cpu|cuda]
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
 #include "bench/bench_util.h"
 #include "nn/gpt.h"
+#include "tensor/device.h"
 #include "train/optimizer.h"
 
 using namespace poslab;
@@ -15,11 +17,15 @@ using namespace poslab;
 int main(int argc, char** argv) {
   int reps = argc > 1 ? std::atoi(argv[1]) : 6;
   int64_t B = argc > 2 ? std::atoll(argv[2]) : 16, T = 256, V = 105;
-  double bound = 27000;  // tokens/s at the ~0.15 s/step BLAS bound of issue 5
+  Device device = parse_device(argc > 3 ? argv[3] : "cpu", "device");
+  require_device(device, "bench_train_step");
+  double bound = 27000;  // tokens/s at the ~0.15 s/step BLAS bound of issue 5 (CPU)
+  if (device == Device::cuda)
+    std::printf("# %s, batch %lld\n", cuda_device_name().c_str(), (long long)B);
   std::printf("%-11s %10s %9s %8s\n", "pe", "tokens/s", "s/step", "of bound");
   for (const std::string& pe : pe_names()) {
     GPTConfig c;
-    c.vocab_size = V, c.pe = parse_pe(pe), c.block_size = T;
+    c.vocab_size = V, c.pe = parse_pe(pe), c.block_size = T, c.device = device;
     GPT m(c, 1);
     AdamW opt(m.parameters(), AdamWConfig{});
     Generator g(3);
@@ -36,6 +42,7 @@ int main(int argc, char** argv) {
       backward(loss);
       clip_grad_norm(opt.params(), 1.0);
       opt.step(1e-3);
+      synchronize(device);
     };
     step();
     if (!std::isfinite(first) || std::abs(first - std::log(double(V))) > 0.5) {
@@ -45,7 +52,10 @@ int main(int argc, char** argv) {
     }
     double t = bench::median_seconds(step, reps, 1);
     double tps = B * T / t;
-    std::printf("%-11s %10.0f %9.3f %7.1f%%\n", pe.c_str(), tps, t, 100 * tps / bound);
+    if (device == Device::cuda)
+      std::printf("%-11s %10.0f %9.4f %8s\n", pe.c_str(), tps, t, "-");
+    else
+      std::printf("%-11s %10.0f %9.3f %7.1f%%\n", pe.c_str(), tps, t, 100 * tps / bound);
   }
   return 0;
 }

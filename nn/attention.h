@@ -36,6 +36,7 @@ struct CausalSelfAttention {
                         LayerCache& cache) const;
   // The attention probabilities (B,H,T,T) of x (B,T,C), for plots (not dynamic scaling).
   Tensor probabilities(const Tensor& x, const PositionalEncoding& pe) const;
+  void to(Device d) { c_attn.to(d), c_proj.to(d); }
   void collect(std::vector<NamedParam>& out, const std::string& prefix) const {
     c_attn.collect(out, prefix + ".c_attn");
     c_proj.collect(out, prefix + ".c_proj");

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 
+#include "tensor/cuda_ops.h"
+
 namespace poslab {
 namespace {
 
@@ -193,6 +195,9 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
          opt.alibi_slopes.size());
   Tensor q = rows_unit_stride(q_in), k = rows_unit_stride(k_in), v = rows_unit_stride(v_in);
   double scale = opt.scale > 0 ? opt.scale : 1 / std::sqrt(static_cast<double>(d.D));
+  if (q_in.device() == Device::cuda)
+    return kernel::cuda::attention(q_in, k_in, v_in,
+                                   {opt.causal, scale, opt.alibi_slopes, opt.q_pos0});
   bool grad = any_requires_grad({&q_in, &k_in, &v_in});
   Tensor out = Tensor::empty({d.B, d.Tq, d.H, d.D}, q.dtype());
   Tensor lse = grad ? Tensor::empty({d.B, d.H, d.Tq}, q.dtype()) : Tensor();  // saved
@@ -231,9 +236,10 @@ Tensor attention_probs_reference(const Tensor& q, const Tensor& k, const Attenti
       }
   Tensor qh = permute(q, {0, 2, 1, 3}), kh = permute(k, {0, 2, 1, 3});
   Tensor s = scale(matmul(qh, transpose(kh, 2, 3)), sc);  // (B,H,Tq,Tk)
-  s = add(s, Tensor::from_vector(bias, {H, Tq, Tk}, q.dtype()));
-  Tensor minus_inf = Tensor::full({}, -std::numeric_limits<double>::infinity(), q.dtype());
-  s = where(Tensor::from_vector(keep, {H, Tq, Tk}, q.dtype()), s, minus_inf);
+  s = add(s, Tensor::from_vector(bias, {H, Tq, Tk}, q.dtype()).to(q.device()));
+  Tensor minus_inf =
+      Tensor::full({}, -std::numeric_limits<double>::infinity(), q.dtype()).to(q.device());
+  s = where(Tensor::from_vector(keep, {H, Tq, Tk}, q.dtype()).to(q.device()), s, minus_inf);
   return softmax(s);
 }
 

@@ -27,6 +27,7 @@ struct Block {
     Tensor h = add(x, attn.forward_cached(ln_1.forward(x), pe, train_len, cache));
     return add(h, mlp.forward(ln_2.forward(h)));
   }
+  void to(Device d) { ln_1.to(d), attn.to(d), ln_2.to(d), mlp.to(d); }
   void collect(std::vector<NamedParam>& out, const std::string& prefix) const {
     ln_1.collect(out, prefix + ".ln_1");
     attn.collect(out, prefix + ".attn");

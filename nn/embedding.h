@@ -12,6 +12,7 @@ struct Embedding {
   Embedding(int64_t V, int64_t C, Generator& gen, double stddev, DType dtype)
       : weight(make_param({V, C}, gen, stddev, dtype)) {}
   Tensor forward(const Ids& ids) const { return embedding(weight, ids); }
+  void to(Device d) { weight = parameter_to(weight, d); }
 };
 
 }  // namespace poslab

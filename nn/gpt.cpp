@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "tensor/device.h"
+
 namespace poslab {
 
 void GPTConfig::validate() const {
@@ -18,6 +20,7 @@ void GPTConfig::validate() const {
     fail("--theta: expected theta > 1, but got ", rope_theta);
   if (pe == PeKind::learned && max_len != 0 && max_len < block_size)
     fail("--max-len: expected at least --ctx = ", block_size, ", but got ", max_len);
+  require_device(device, "--device cuda");
 }
 
 GPT::GPT(const GPTConfig& cfg, uint64_t seed) : cfg_(cfg) {
@@ -34,6 +37,15 @@ GPT::GPT(const GPTConfig& cfg, uint64_t seed) : cfg_(cfg) {
     blocks_.emplace_back(C, cfg_.n_head, cfg_.causal, gen, proj_std, cfg_.dtype);
   ln_f_ = LayerNorm(C, cfg_.dtype);
   pe_->set_scaling({ScalingKind::none, 0, cfg_.block_size});
+  to(cfg_.device);
+}
+
+void GPT::to(Device device) {
+  wte_.to(device);
+  pe_->to(device);
+  for (Block& b : blocks_) b.to(device);
+  ln_f_.to(device);
+  cfg_.device = device;
 }
 
 Tensor GPT::head(const Tensor& x) const {
@@ -70,8 +82,8 @@ KVCache GPT::new_cache(int64_t capacity) const {
   KVCache c;
   int64_t H = cfg_.n_head, D = cfg_.n_embd / H;
   for (int64_t i = 0; i < cfg_.n_layer; ++i)
-    c.layers.push_back({Tensor::zeros({1, capacity, H, D}, cfg_.dtype),
-                        Tensor::zeros({1, capacity, H, D}, cfg_.dtype), 0});
+    c.layers.push_back({Tensor::zeros({1, capacity, H, D}, cfg_.dtype, cfg_.device),
+                        Tensor::zeros({1, capacity, H, D}, cfg_.dtype, cfg_.device), 0});
   return c;
 }
 

@@ -28,7 +28,8 @@ struct GPTConfig {
   PeKind pe = PeKind::rope;
   double rope_theta = 10000;
   bool causal = true;
-  DType dtype = DType::f32;  // f64 for gradient checks
+  DType dtype = DType::f32;     // f64 for gradient checks
+  Device device = Device::cpu;  // where parameters, activations and optimizer state live
 
   void validate() const;  // every bad value named, with the flag that sets it
 };
@@ -51,6 +52,10 @@ class GPT {
   // Incremental decoding: feeds ids (1,T) after what the cache holds -> logits (1,T,V).
   KVCache new_cache(int64_t capacity) const;
   Tensor decode(const Ids& ids, KVCache& cache) const;
+
+  // Moves every parameter to `device` (initialisation always runs on the CPU, so a seed gives
+  // the same weights on every device). The constructor calls it with config().device.
+  void to(Device device);
 
   const GPTConfig& config() const { return cfg_; }
   std::vector<NamedParam> parameters() const;  // nanoGPT names, checkpoint order

@@ -12,6 +12,7 @@ struct LayerNorm {
   LayerNorm(int64_t C, DType dtype)
       : weight(make_param_filled({C}, 1.0, dtype)), bias(make_param_filled({C}, 0.0, dtype)) {}
   Tensor forward(const Tensor& x) const { return layer_norm(x, weight, bias, 1e-5); }
+  void to(Device d) { weight = parameter_to(weight, d), bias = parameter_to(bias, d); }
   void collect(std::vector<NamedParam>& out, const std::string& prefix) const {
     out.push_back({prefix + ".weight", weight, false});
     out.push_back({prefix + ".bias", bias, false});

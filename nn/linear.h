@@ -12,6 +12,7 @@ struct Linear {
   Linear(int64_t in, int64_t out, Generator& gen, double stddev, DType dtype)
       : weight(make_param({out, in}, gen, stddev, dtype)), bias(make_param({out}, gen, 0, dtype)) {}
   Tensor forward(const Tensor& x) const { return linear(x, weight, bias); }
+  void to(Device d) { weight = parameter_to(weight, d), bias = parameter_to(bias, d); }
   void collect(std::vector<NamedParam>& out, const std::string& prefix) const {
     out.push_back({prefix + ".weight", weight, true});
     out.push_back({prefix + ".bias", bias, false});

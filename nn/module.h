@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "autograd/ops.h"
+#include "posenc/posenc.h"  // parameter_to
 
 namespace poslab {
 
@@ -12,6 +13,8 @@ struct NamedParam {
   Tensor tensor;     // a leaf with requires_grad
   bool decay;        // AdamW weight decay applies (matrices of Linear layers only)
 };
+
+// Every module has `void to(Device)`, which moves its parameters (parameter_to, posenc.h).
 
 // A leaf parameter initialised N(0, std^2) from gen (std = 0) means zeros), or filled.
 inline Tensor make_param(const Shape& shape, Generator& gen, double stddev, DType dtype) {

@@ -18,6 +18,7 @@ class LearnedPE final : public PositionalEncoding {
   std::vector<std::pair<std::string, Tensor>> parameters() const override {
     return {{"transformer.wpe.weight", wpe_}};
   }
+  void to(Device device) override { wpe_ = parameter_to(wpe_, device); }
 
  private:
   Tensor wpe_;  // (max_len, C)

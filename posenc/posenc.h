@@ -56,7 +56,18 @@ class PositionalEncoding {
   virtual std::vector<std::pair<std::string, Tensor>> parameters() const { return {}; }
   // RoPE only: evaluation-time scaling. Other schemes refuse it.
   virtual void set_scaling(const RopeScaling& s);
+  // Moves the learned parameters to `device` (GPT::to). Default: nothing to move.
+  virtual void to(Device /*device*/) {}
 };
+
+// A parameter moved to another device: the same values in a new leaf that requires grad, as
+// PyTorch's module.to() does. Itself when it is there already.
+inline Tensor parameter_to(const Tensor& p, Device device) {
+  if (p.device() == device) return p;
+  Tensor t = p.detach().to(device);
+  t.set_requires_grad(true);
+  return t;
+}
 
 std::unique_ptr<PositionalEncoding> make_posenc(const PosencConfig& cfg, Generator& gen);
 

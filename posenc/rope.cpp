@@ -2,7 +2,10 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
+
+#include "tensor/cuda_ops.h"
 
 namespace poslab {
 
@@ -50,6 +53,7 @@ static void rope_kernel(const Tensor& x, const T* cos, const T* sin, T* y, T sig
 }
 
 static Tensor rope_apply(const Tensor& x_in, const Tensor& cos, const Tensor& sin, double sign) {
+  if (x_in.device() == Device::cuda) return kernel::cuda::rope_apply(x_in, cos, sin, sign);
   Tensor x = x_in.strides().back() == 1 ? x_in : x_in.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   dispatch(x.dtype(), [&](auto zero) {
@@ -84,9 +88,17 @@ Tensor RoPE::rotate(const Tensor& x, int64_t pos0, int64_t L) const {
         "rope: dynamic scaling rotates each query row with its own theta; it runs inside "
         "dynamic_rope_attention, not as a separate rotation");
   RopeFrequencies f = rope_frequencies(d_, theta_, scaling_, L);
-  Tensor c, s;
-  rope_tables(f, pos0, x.size(1), x.dtype(), &c, &s);
-  return rope_rotate(x, c, s);
+  int64_t end = pos0 + x.size(1);
+  Tables& t = tables_;
+  bool same = t.cos.defined() && t.f.freq == f.freq && t.f.pos_scale == f.pos_scale &&
+              t.f.mscale == f.mscale && t.dtype == x.dtype() && t.device == x.device();
+  if (!same || t.cos.size(0) < end) {
+    int64_t rows = std::max<int64_t>(end, 256);
+    rope_tables(f, 0, rows, x.dtype(), &t.cos, &t.sin);
+    t.cos = t.cos.to(x.device()), t.sin = t.sin.to(x.device());
+    t.f = f, t.dtype = x.dtype(), t.device = x.device();
+  }
+  return rope_rotate(x, t.cos.slice(0, pos0, end), t.sin.slice(0, pos0, end));
 }
 
 }  // namespace poslab

@@ -47,6 +47,16 @@ class RoPE final : public PositionalEncoding {
   int64_t d_;
   double theta_;
   RopeScaling scaling_;
+  // The cos/sin tables of positions [0, rows) for the last frequencies, dtype and device
+  // asked for: a forward rotates q and k of every layer with the same tables, so they are
+  // built (and copied to the GPU) once, not 2 x layers times per step.
+  struct Tables {
+    RopeFrequencies f;
+    DType dtype = DType::f32;
+    Device device = Device::cpu;
+    Tensor cos, sin;  // (rows, D/2)
+  };
+  mutable Tables tables_;
 };
 
 }  // namespace poslab

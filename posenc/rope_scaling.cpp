@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tensor/cuda_ops.h"
+
 namespace poslab {
 
 std::vector<double> rope_base_frequencies(int64_t D, double theta) {
@@ -131,6 +133,8 @@ Tensor dynamic_rope_attention(const Tensor& q_in, const Tensor& k_in, const Tens
       q_in.size(3) % 2 != 0)
     fail("dynamic_rope_attention: expected q (B,Tq,H,D), k and v (B,Tk,H,D) with even D, but got ",
          shape_str(q_in.shape()), ", ", shape_str(k_in.shape()), ", ", shape_str(v_in.shape()));
+  if (q_in.device() == Device::cuda)
+    return kernel::cuda::dynamic_rope_attention(q_in, k_in, v_in, theta, T0, q_pos0);
   Tensor q = q_in.contiguous(), k = k_in.contiguous(), v = v_in.contiguous();
   Tensor out = Tensor::empty(q.shape(), q.dtype());
   dispatch(q.dtype(), [&](auto zero) {

@@ -24,7 +24,13 @@ Tensor SinusoidalPE::table(int64_t n) const {
 Tensor SinusoidalPE::add_to_embeddings(const Tensor& x, int64_t pos0) const {
   int64_t T = x.size(1);
   table(pos0 + T);
-  const Tensor& t = x.dtype() == DType::f64 ? cache_f64_ : cache_f32_;
+  Tensor t = x.dtype() == DType::f64 ? cache_f64_ : cache_f32_;
+  if (x.device() != Device::cpu) {  // copied to the GPU once per table size and dtype
+    if (!cache_device_.defined() || cache_device_.dtype() != t.dtype() ||
+        cache_device_.size(0) != t.size(0))
+      cache_device_ = t.to(x.device());
+    t = cache_device_;
+  }
   return add(x, t.slice(0, pos0, pos0 + T));  // the table requires no grad: a constant
 }
 

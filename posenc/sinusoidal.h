@@ -22,6 +22,7 @@ class SinusoidalPE final : public PositionalEncoding {
  private:
   int64_t d_;
   mutable Tensor cache_f64_, cache_f32_;  // (rows, C)
+  mutable Tensor cache_device_;           // a copy on the GPU, of the last dtype used there
 };
 
 }  // namespace poslab

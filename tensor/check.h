@@ -27,3 +27,17 @@ template <class... Args>
   do {                                        \
     if (!(cond)) ::poslab::fail(__VA_ARGS__); \
   } while (0)
+
+// CUDA_CHECK(cudaMalloc(&p, n)), CUBLAS_CHECK(cublasSgemm(...)): on failure, throw
+// "CUDA error at tensor/device.cu:88: cudaMalloc(&p, n): cudaErrorMemoryAllocation (out of
+// memory)". Used only in .cu files; the functions they call are in tensor/cuda_util.cuh.
+#define CUDA_CHECK(call) ::poslab::cuda_check((call), #call, __FILE__, __LINE__)
+#define CUBLAS_CHECK(call) ::poslab::cublas_check((call), #call, __FILE__, __LINE__)
+
+// POSLAB_HOST_DEVICE marks a function that the CPU loops and the CUDA kernels both call (the
+// scalar math of tensor/scalar_ops.h): one definition for both devices.
+#ifdef __CUDACC__
+#define POSLAB_HOST_DEVICE __host__ __device__
+#else
+#define POSLAB_HOST_DEVICE
+#endif

@@ -7,58 +7,12 @@
 
 #include <cmath>
 
-#include "tensor/ops.h"
+#include "tensor/cuda_ops.h"
+#include "tensor/scalar_ops.h"
 #include "tensor/strided.h"
 
 namespace poslab::kernel {
 namespace {
-
-void cpu_only(const char* op, const Tensor& t) {
-  if (t.device() != Device::cpu)
-    fail(op, ": the ", device_name(t.device()), " kernel is not built");
-}
-
-template <class T>
-T apply(BinaryOp op, T x, T y) {
-  switch (op) {
-    case BinaryOp::add:
-      return x + y;
-    case BinaryOp::sub:
-      return x - y;
-    case BinaryOp::mul:
-      return x * y;
-    case BinaryOp::div:
-      return x / y;
-    case BinaryOp::maximum:
-      return x > y ? x : y;
-    case BinaryOp::gt:
-      return x > y ? T(1) : T(0);
-    case BinaryOp::lt:
-      return x < y ? T(1) : T(0);
-    case BinaryOp::eq:
-      return x == y ? T(1) : T(0);
-  }
-  return 0;
-}
-
-template <class T>
-T apply(UnaryOp op, T x) {
-  switch (op) {
-    case UnaryOp::neg:
-      return -x;
-    case UnaryOp::exp:
-      return std::exp(x);
-    case UnaryOp::log:
-      return std::log(x);
-    case UnaryOp::tanh:
-      return std::tanh(x);
-    case UnaryOp::sqrt:
-      return std::sqrt(x);
-    case UnaryOp::abs:
-      return std::abs(x);
-  }
-  return 0;
-}
 
 const char* name_of(BinaryOp op) {
   const char* names[] = {"add", "sub", "mul", "div", "maximum", "gt", "lt", "eq"};
@@ -104,8 +58,9 @@ void map1(const Tensor& out, const Tensor& x, F f) {
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   const char* name = name_of(op);
   check_same(name, a, b);
-  cpu_only(name, a);
-  Tensor out = Tensor::empty(broadcast_shapes(name, a.shape(), b.shape()), a.dtype(), a.device());
+  Shape shape = broadcast_shapes(name, a.shape(), b.shape());
+  if (a.device() == Device::cuda) return cuda::binary(op, a, b);
+  Tensor out = Tensor::empty(shape, a.dtype(), a.device());
   dispatch(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
     switch (op) {  // one instantiation per op keeps the inner loop branch-free
@@ -126,7 +81,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
 
 Tensor unary(UnaryOp op, const Tensor& x) {
   check_defined("unary", x, "x");
-  cpu_only("unary", x);
+  if (x.device() == Device::cuda) return cuda::unary(op, x);
   Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
@@ -137,7 +92,7 @@ Tensor unary(UnaryOp op, const Tensor& x) {
 
 Tensor pow_scalar(const Tensor& x, double p) {
   check_defined("pow", x, "x");
-  cpu_only("pow", x);
+  if (x.device() == Device::cuda) return cuda::pow_scalar(x, p);
   Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
@@ -149,7 +104,7 @@ Tensor pow_scalar(const Tensor& x, double p) {
 
 Tensor affine(const Tensor& x, double scale, double shift) {
   check_defined("affine", x, "x");
-  cpu_only("affine", x);
+  if (x.device() == Device::cuda) return cuda::affine(x, scale, shift);
   Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
@@ -162,9 +117,9 @@ Tensor affine(const Tensor& x, double scale, double shift) {
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   check_same("where", a, b);
   check_same("where", cond, a);
-  cpu_only("where", a);
   Shape shape =
       broadcast_shapes("where", broadcast_shapes("where", cond.shape(), a.shape()), b.shape());
+  if (a.device() == Device::cuda) return cuda::where(cond, a, b);
   // where(c, a, b) = b + c' * (a - b) with c' = (c != 0) would lose precision; pick instead.
   Tensor c = cond.expand(shape).contiguous(), ae = a.expand(shape).contiguous(),
          be = b.expand(shape).contiguous();
@@ -182,11 +137,11 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 
 void add_(const Tensor& dst, const Tensor& src, double alpha) {
   check_same("add_", dst, src);
-  cpu_only("add_", dst);
   if (!dst.is_contiguous())
     fail("add_: expected a contiguous destination, but got strides ", shape_str(dst.strides()));
   if (broadcast_shapes("add_", dst.shape(), src.shape()) != dst.shape())
     fail("add_: cannot add shape ", shape_str(src.shape()), " into ", shape_str(dst.shape()));
+  if (dst.device() == Device::cuda) return cuda::add_(dst, src, alpha);
   dispatch(dst.dtype(), [&](auto zero) {
     using T = decltype(zero);
     T al = static_cast<T>(alpha);
@@ -195,8 +150,8 @@ void add_(const Tensor& dst, const Tensor& src, double alpha) {
 }
 
 void scale_(const Tensor& dst, double alpha) {
-  cpu_only("scale_", dst);
   if (!dst.is_contiguous()) fail("scale_: expected a contiguous tensor");
+  if (dst.device() == Device::cuda) return cuda::scale_(dst, alpha);
   dispatch(dst.dtype(), [&](auto zero) {
     using T = decltype(zero);
     T al = static_cast<T>(alpha);
@@ -205,6 +160,7 @@ void scale_(const Tensor& dst, double alpha) {
 }
 
 bool all_finite(const Tensor& x) {
+  if (x.device() == Device::cuda) return cuda::all_finite(x);
   Tensor c = x.to(Device::cpu).contiguous();
   bool ok = true;
   dispatch(c.dtype(), [&](auto zero) {

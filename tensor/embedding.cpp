@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "tensor/ops.h"
+#include "tensor/cuda_ops.h"
 #include "tensor/strided.h"
 
 namespace poslab::kernel {
@@ -23,11 +23,11 @@ static void check_ids(const char* op, const Ids& ids, int64_t V) {
 
 Tensor embedding(const Tensor& table, const Ids& ids) {
   check_defined("embedding", table, "table");
-  if (table.device() != Device::cpu) fail("embedding: the cuda kernel is not built");
   if (table.dim() != 2)
     fail("embedding: expected a table (V,C), but got ", shape_str(table.shape()));
   int64_t V = table.size(0), C = table.size(1);
   check_ids("embedding", ids, V);
+  if (table.device() == Device::cuda) return cuda::embedding(table, ids);
   Shape shape = ids.shape;
   shape.push_back(C);
   Tensor out = Tensor::empty(shape, table.dtype());
@@ -47,6 +47,7 @@ Tensor embedding(const Tensor& table, const Ids& ids) {
 Tensor embedding_backward(const Tensor& dout, const Ids& ids, int64_t V) {
   int64_t C = dout.size(-1), n = static_cast<int64_t>(ids.data.size());
   check_ids("embedding_backward", ids, V);
+  if (dout.device() == Device::cuda) return cuda::embedding_backward(dout, ids, V);
   Tensor dc = dout.contiguous();
   Tensor dt = Tensor::zeros({V, C}, dout.dtype());
   dispatch(dout.dtype(), [&](auto zero) {

@@ -10,8 +10,8 @@
 
 #include <cmath>
 
+#include "tensor/cuda_ops.h"
 #include "tensor/fast_exp.h"
-#include "tensor/ops.h"
 #include "tensor/strided.h"
 
 namespace poslab::kernel {
@@ -21,7 +21,7 @@ static constexpr double kGeluC = 0.044715;
 
 Tensor gelu(const Tensor& x) {
   check_defined("gelu", x, "x");
-  if (x.device() != Device::cpu) fail("gelu: the cuda kernel is not built");
+  if (x.device() == Device::cuda) return cuda::gelu(x);
   Tensor xc = x.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   dispatch(x.dtype(), [&](auto zero) {
@@ -40,6 +40,7 @@ Tensor gelu(const Tensor& x) {
 }
 
 Tensor gelu_backward(const Tensor& x, const Tensor& dy) {
+  if (x.device() == Device::cuda) return cuda::gelu_backward(x, dy);
   Tensor xc = x.contiguous(), dyc = dy.contiguous();
   Tensor dx = Tensor::empty(x.shape(), x.dtype());
   dispatch(x.dtype(), [&](auto zero) {

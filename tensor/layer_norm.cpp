@@ -10,7 +10,7 @@
 
 #include <cmath>
 
-#include "tensor/ops.h"
+#include "tensor/cuda_ops.h"
 #include "tensor/strided.h"
 
 namespace poslab::kernel {
@@ -19,11 +19,11 @@ Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps,
                   Tensor* rstd) {
   check_same("layer_norm", x, w);
   check_same("layer_norm", x, b);
-  if (x.device() != Device::cpu) fail("layer_norm: the cuda kernel is not built");
   int64_t C = x.dim() ? x.size(-1) : 0;
   if (C == 0 || w.shape() != Shape{C} || b.shape() != Shape{C})
     fail("layer_norm: expected x (...,C) with weight (C) and bias (C), but got x ",
          shape_str(x.shape()), ", weight ", shape_str(w.shape()), ", bias ", shape_str(b.shape()));
+  if (x.device() == Device::cuda) return cuda::layer_norm(x, w, b, eps, mean, rstd);
   int64_t rows = x.numel() / C;
   Tensor xc = x.contiguous(), wc = w.contiguous(), bc = b.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());
@@ -60,6 +60,8 @@ Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps,
 // (differentiate y through xhat; mean and rstd both depend on every x_k of the row).
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, const Tensor& rstd,
                          const Tensor& dy, Tensor* dx, Tensor* dw, Tensor* db) {
+  if (x.device() == Device::cuda)
+    return cuda::layer_norm_backward(x, w, mean, rstd, dy, dx, dw, db);
   int64_t C = x.size(-1), rows = x.numel() / C;
   Tensor xc = x.contiguous(), wc = w.contiguous(), dyc = dy.contiguous();
   Tensor dxt = Tensor::empty(x.shape(), x.dtype());

@@ -10,7 +10,7 @@
 
 #include <algorithm>
 
-#include "tensor/ops.h"
+#include "tensor/cuda_ops.h"
 #include "tensor/sgemm_avx512.h"
 #include "tensor/strided.h"
 
@@ -32,14 +32,6 @@ void gemm<double>(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alph
               K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-namespace {
-
-// How BLAS sees the last two dims (rows, cols) of a view.
-struct Operand {
-  bool trans = false;
-  int64_t ld = 0;
-};
-
 bool blas_layout(const Tensor& t, Operand* op) {
   int64_t r = t.shape()[t.dim() - 2], c = t.shape()[t.dim() - 1];
   int64_t s0 = t.strides()[t.dim() - 2], s1 = t.strides()[t.dim() - 1];
@@ -54,11 +46,8 @@ bool blas_layout(const Tensor& t, Operand* op) {
   return false;
 }
 
-}  // namespace
-
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   check_same("matmul", a_in, b_in);
-  if (a_in.device() != Device::cpu) fail("matmul: the cuda kernel is not built");
   if (a_in.dim() < 2 || b_in.dim() < 2)
     fail("matmul: expected operands with at least 2 dims, but got ", shape_str(a_in.shape()),
          " and ", shape_str(b_in.shape()));
@@ -66,6 +55,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   if (b_in.size(-2) != K)
     fail("matmul: expected (...,M,K) @ (...,K,N), but got ", shape_str(a_in.shape()), " @ ",
          shape_str(b_in.shape()), " (K = ", K, " vs ", b_in.size(-2), ")");
+  if (a_in.device() == Device::cuda) return cuda::matmul(a_in, b_in);
   Tensor a = a_in, b = b_in;
   // A 2-D right operand: fold a's batch dims into M and make one BLAS call.
   if (b.dim() == 2 && a.dim() > 2) {
@@ -119,13 +109,13 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   check_same("linear", x, w);
-  if (x.device() != Device::cpu) fail("linear: the cuda kernel is not built");
   if (w.dim() != 2 || x.dim() < 1 || x.size(-1) != w.size(1))
     fail("linear: expected x (...,in) and W (out,in), but got x ", shape_str(x.shape()), " and W ",
          shape_str(w.shape()));
   int64_t in = w.size(1), out_f = w.size(0);
   if (b.defined() && (b.dim() != 1 || b.size(0) != out_f))
     fail("linear: expected bias (", out_f, "), but got ", shape_str(b.shape()));
+  if (x.device() == Device::cuda) return cuda::linear(x, w, b);
   Tensor xc = x.contiguous(), wc = w.contiguous();
   Shape out_shape = x.shape();
   out_shape.back() = out_f;
@@ -150,6 +140,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
 
 void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx, Tensor* dw,
                      Tensor* db) {
+  if (x.device() == Device::cuda) return cuda::linear_backward(x, w, dy, dx, dw, db);
   int64_t in = w.size(1), out_f = w.size(0), N = x.numel() / std::max<int64_t>(in, 1);
   Tensor xc = x.contiguous(), wc = w.contiguous(), dyc = dy.contiguous();
   dispatch(x.dtype(), [&](auto zero) {

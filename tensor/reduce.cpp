@@ -8,11 +8,10 @@
 #include <cmath>
 #include <limits>
 
-#include "tensor/ops.h"
+#include "tensor/cuda_ops.h"
 #include "tensor/strided.h"
 
 namespace poslab::kernel {
-namespace {
 
 std::vector<bool> reduced_mask(const char* op, const Tensor& x, const std::vector<int64_t>& axes) {
   std::vector<bool> red(x.dim(), axes.empty());
@@ -46,11 +45,9 @@ Tensor reduced_last(const Tensor& x, const std::vector<bool>& red, int64_t* oute
   return x.permute(order).contiguous();
 }
 
-}  // namespace
-
 Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
   check_defined("sum", x, "x");
-  if (x.device() != Device::cpu) fail("sum: the cuda kernel is not built");
+  if (x.device() == Device::cuda) return cuda::sum(x, axes, keepdim);
   std::vector<bool> red = reduced_mask("sum", x, axes);
   Tensor out = Tensor::empty(out_shape(x, red, keepdim), x.dtype());
   // Leading dims reduced on a contiguous x (bias gradients): column sums, no copy.
@@ -107,6 +104,7 @@ Tensor max(const Tensor& x, int64_t axis, bool keepdim) {
   std::vector<bool> red = reduced_mask("max", x, {axis});
   if (x.shape()[axis < 0 ? axis + x.dim() : axis] == 0)
     fail("max: cannot reduce an empty axis of shape ", shape_str(x.shape()));
+  if (x.device() == Device::cuda) return cuda::max(x, axis, keepdim);
   Tensor out = Tensor::empty(out_shape(x, red, keepdim), x.dtype());
   int64_t outer, inner;
   Tensor c = reduced_last(x, red, &outer, &inner);
@@ -125,6 +123,7 @@ Tensor max(const Tensor& x, int64_t axis, bool keepdim) {
 }
 
 double sum_squares(const Tensor& x) {
+  if (x.device() == Device::cuda) return cuda::sum_squares(x);
   Tensor c = x.to(Device::cpu).contiguous();
   double acc = 0;
   dispatch(c.dtype(), [&](auto zero) {

@@ -7,8 +7,8 @@
 
 #include <cmath>
 
+#include "tensor/cuda_ops.h"
 #include "tensor/fast_exp.h"
-#include "tensor/ops.h"
 #include "tensor/strided.h"
 
 namespace poslab::kernel {
@@ -16,7 +16,6 @@ namespace {
 
 void check_rows(const char* op, const Tensor& x) {
   check_defined(op, x, "x");
-  if (x.device() != Device::cpu) fail(op, ": the cuda kernel is not built");
   if (x.dim() < 1) fail(op, ": expected at least one dim, but got a scalar");
 }
 
@@ -48,6 +47,7 @@ void softmax_rows(const T* x, T* y, int64_t rows, int64_t n, bool log_space) {
 
 Tensor rowwise(const char* op, const Tensor& x, bool log_space) {
   check_rows(op, x);
+  if (x.device() == Device::cuda) return log_space ? cuda::log_softmax(x) : cuda::softmax(x);
   Tensor xc = x.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   int64_t n = x.size(-1);
@@ -71,6 +71,7 @@ Tensor log_softmax(const Tensor& x) {
 // softmax:     dx_j = y_j (dy_j - sum_k dy_k y_k)
 // log_softmax: dx_j = dy_j - exp(y_j) sum_k dy_k
 Tensor softmax_backward(const Tensor& y, const Tensor& dy) {
+  if (y.device() == Device::cuda) return cuda::softmax_backward(y, dy);
   Tensor yc = y.contiguous(), dyc = dy.contiguous();
   Tensor dx = Tensor::empty(y.shape(), y.dtype());
   int64_t n = y.size(-1), rows = n ? y.numel() / n : 0;
@@ -90,6 +91,7 @@ Tensor softmax_backward(const Tensor& y, const Tensor& dy) {
 }
 
 Tensor log_softmax_backward(const Tensor& y, const Tensor& dy) {
+  if (y.device() == Device::cuda) return cuda::log_softmax_backward(y, dy);
   Tensor yc = y.contiguous(), dyc = dy.contiguous();
   Tensor dx = Tensor::empty(y.shape(), y.dtype());
   int64_t n = y.size(-1), rows = n ? y.numel() / n : 0;
@@ -129,6 +131,7 @@ Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Te
     counted += targets.data[n] >= 0;
   }
   if (counted == 0) fail("cross_entropy: every one of the ", N, " rows is ignored (target -1)");
+  if (logits.device() == Device::cuda) return cuda::cross_entropy(logits, targets, probs, row_loss);
   // One pass per row: p = softmax(z) (saved for backward) and -log p_t = lse(z) - z_t, with
   // lse(z) = m + log sum_v exp(z_v - m) from the logits themselves (not log p_t: accurate
   // when p_t underflows).
@@ -171,6 +174,7 @@ Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Te
 
 // dz_nv = dloss * (p_nv - [v == t_n]) / N'   (0 on ignored rows)
 Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, double dloss) {
+  if (probs.device() == Device::cuda) return cuda::cross_entropy_backward(probs, targets, dloss);
   int64_t N = probs.size(0), V = probs.size(1), counted = 0;
   for (int32_t t : targets.data) counted += t >= 0;
   Tensor dz = Tensor::empty(probs.shape(), probs.dtype());

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "tensor/allocator.h"
+#include "tensor/cuda_ops.h"
 #include "tensor/strided.h"
 
 namespace poslab {
@@ -473,12 +474,11 @@ void cuda_copy(void* dst, const void* src, size_t bytes, Device dst_dev, Device 
 void Tensor::copy_(const Tensor& src) const {
   check_same("copy_", *this, src.device() == device_ ? src : src.to(device_));
   if (src.device() != device_) return copy_(src.to(device_));
-  if (device_ != Device::cpu)
-    fail("copy_: strided copies on ", device_name(device_), " are not built");
-  Shape sst = broadcast_strides(src, shape_);
   if (src.dim() > dim())
     fail("copy_: cannot copy shape ", shape_str(src.shape()), " into ", shape_str(shape_));
   broadcast_shapes("copy_", shape_, src.shape());
+  if (device_ == Device::cuda) return kernel::cuda::copy(*this, src);
+  Shape sst = broadcast_strides(src, shape_);
   int64_t n = numel();
   if (n == 0) return;
   int64_t inner = dim() ? shape_.back() : 1, rows = n / inner;
@@ -497,7 +497,7 @@ void Tensor::copy_(const Tensor& src) const {
 }
 
 void Tensor::fill_(double value) const {
-  if (device_ != Device::cpu) return copy_(Tensor::full(shape_, value, dtype_));
+  if (device_ == Device::cuda) return kernel::cuda::fill(*this, value);
   dispatch(dtype_, [&](auto zero) {
     using T = decltype(zero);
     T v = static_cast<T>(value);

@@ -59,7 +59,7 @@ static int64_t meta_int(const std::map<std::string, std::string>& m, const std::
   return v;
 }
 
-Checkpoint load_checkpoint(const std::string& path) {
+Checkpoint load_checkpoint(const std::string& path, Device device) {
   StFile f = load_safetensors(path);
   std::map<std::string, std::string> m(f.metadata.begin(), f.metadata.end());
   GPTConfig c;
@@ -82,6 +82,7 @@ Checkpoint load_checkpoint(const std::string& path) {
   if (causal == m.end() || (causal->second != "true" && causal->second != "false"))
     fail(path, ": __metadata__ 'causal' must be \"true\" or \"false\"");
   c.causal = causal->second == "true";
+  c.device = device;
   int64_t step = meta_int(m, "step", path, 0, int64_t(1) << 40);
   // the config is validated before anything is allocated from it
   c.validate();

@@ -22,7 +22,8 @@ struct Checkpoint {
 
 // Writes model.safetensors atomically (temporary file, fsync, rename).
 void save_checkpoint(const GPT& model, int64_t step, const std::string& path);
-Checkpoint load_checkpoint(const std::string& path);
+// The model is built on `device` (its parameters copied there from the file).
+Checkpoint load_checkpoint(const std::string& path, Device device = Device::cpu);
 
 // The same conversions, on tensors in memory (the optimizer state reuses them).
 StTensor to_st(const std::string& name, const Tensor& t);

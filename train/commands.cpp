@@ -7,6 +7,7 @@
 
 #include "data/atomic_file.h"
 #include "data/corpus.h"
+#include "tensor/device.h"
 #include "train/args.h"
 #include "train/checkpoint.h"
 #include "train/eval.h"
@@ -58,10 +59,10 @@ static std::vector<FlagSpec> train_flags() {
            "check every op's gradients and name the first op that makes NaN/inf (slow)", true}};
 }
 
-static void check_device(const Args& a) {
-  std::string dev = a.choice("device", "cpu", {"cpu", "cuda"});
-  if (dev == "cuda")
-    fail("--device cuda: this poslab has no CUDA backend yet (issue 7); use --device cpu");
+Device device_option(const Args& a) {
+  Device d = parse_device(a.choice("device", "cpu", {"cpu", "cuda"}));
+  require_device(d, "--device cuda");
+  return d;
 }
 
 TrainOptions train_options(const Args& a) {
@@ -91,7 +92,7 @@ TrainOptions train_options(const Args& a) {
   if (a.has("max-len") && o.model.pe != PeKind::learned)
     fail("--max-len applies only to --pe learned");
   if (a.has("theta") && o.model.pe != PeKind::rope) fail("--theta applies only to --pe rope");
-  check_device(a);
+  o.model.device = device_option(a);
   return o;
 }
 
@@ -131,7 +132,7 @@ int cmd_eval(int argc, char** argv) {
           {"device", "cpu|cuda (default cpu)"}},
          argc, argv);
   if (a.help()) return std::puts(a.usage().c_str()), 0;
-  check_device(a);
+  Device device = device_option(a);
   std::string ckpt = a.str("ckpt", ""), data = a.str("data", "");
   if (ckpt.empty()) fail("--ckpt: required (runs/NAME/model.safetensors)");
   if (data.empty()) fail("--data: required (the prepared corpus the model was trained on)");
@@ -140,7 +141,7 @@ int cmd_eval(int argc, char** argv) {
   int64_t windows = a.integer("windows", 0, 1, INT64_MAX);
   int64_t buckets = a.integer("buckets", 16, 1, 1 << 20);
   if (a.has("factor") && !a.has("rope-scaling")) fail("--factor needs --rope-scaling");
-  Checkpoint ck = load_checkpoint(ckpt);
+  Checkpoint ck = load_checkpoint(ckpt, device);
   std::vector<std::string> vocab = load_vocab(data + "/vocab.json");
   check_pairing(*ck.model, ckpt, vocab, data + "/vocab.json");
   RopeScaling sc{ScalingKind::none, 0, ck.model->config().block_size};
@@ -186,12 +187,12 @@ int cmd_generate(int argc, char** argv) {
           {"device", "cpu|cuda (default cpu)"}},
          argc, argv);
   if (a.help()) return std::puts(a.usage().c_str()), 0;
-  check_device(a);
+  Device device = device_option(a);
   std::string ckpt = a.str("ckpt", "");
   if (ckpt.empty()) fail("--ckpt: required");
   std::string vpath =
       a.str("vocab", std::filesystem::path(ckpt).parent_path().string() + "/vocab.json");
-  Checkpoint ck = load_checkpoint(ckpt);
+  Checkpoint ck = load_checkpoint(ckpt, device);
   std::vector<std::string> vocab = load_vocab(vpath);
   check_pairing(*ck.model, ckpt, vocab, vpath);
   if (a.has("rope-scaling"))

@@ -4,13 +4,15 @@
 
 #include <cmath>
 
+#include "tensor/cuda_ops.h"
+
 namespace poslab {
 
 AdamW::AdamW(std::vector<NamedParam> params, const AdamWConfig& cfg)
     : params_(std::move(params)), cfg_(cfg) {
   for (const NamedParam& p : params_) {
-    m_.push_back(Tensor::zeros(p.tensor.shape(), p.tensor.dtype()));
-    v_.push_back(Tensor::zeros(p.tensor.shape(), p.tensor.dtype()));
+    m_.push_back(Tensor::zeros(p.tensor.shape(), p.tensor.dtype(), p.tensor.device()));
+    v_.push_back(Tensor::zeros(p.tensor.shape(), p.tensor.dtype(), p.tensor.device()));
   }
 }
 
@@ -34,6 +36,18 @@ void AdamW::step(double lr) {
   double bc1 = 1 - std::pow(cfg_.beta1, static_cast<double>(t_));
   double bc2 = 1 - std::pow(cfg_.beta2, static_cast<double>(t_));
   NoGrad no_grad;
+  if (!params_.empty() && params_[0].tensor.device() == Device::cuda) {  // one launch for all
+    std::vector<Tensor> ps, gs, ms, vs;
+    std::vector<double> wd;
+    for (size_t i = 0; i < params_.size(); ++i)
+      if (params_[i].tensor.grad().defined()) {
+        ps.push_back(params_[i].tensor), gs.push_back(params_[i].tensor.grad());
+        ms.push_back(m_[i]), vs.push_back(v_[i]);
+        wd.push_back(params_[i].decay ? cfg_.weight_decay : 0.0);
+      }
+    return kernel::cuda::adamw_update(ps, gs, ms, vs, wd,
+                                      {lr, cfg_.beta1, cfg_.beta2, cfg_.eps, bc1, bc2});
+  }
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& p = params_[i].tensor;
     Tensor g = p.grad();
@@ -55,6 +69,12 @@ double lr_at(int64_t step, int64_t warmup, int64_t total, double max_lr, double 
 }
 
 double clip_grad_norm(const std::vector<NamedParam>& params, double max_norm) {
+  if (!params.empty() && params[0].tensor.device() == Device::cuda) {  // one read-back for all
+    std::vector<Tensor> grads;
+    for (const NamedParam& p : params)
+      if (p.tensor.grad().defined()) grads.push_back(p.tensor.grad());
+    return kernel::cuda::clip_grad_norm(grads, max_norm);
+  }
   double sq = 0;
   for (const NamedParam& p : params)
     if (p.tensor.grad().defined()) sq += kernel::sum_squares(p.tensor.grad());

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# `make gpu-bundle`: packs what scripts/gpu_check.sh needs on a GPU machine that has CUDA's
+# driver and PyTorch but not our Debian packages (OpenBLAS, Catch2, fortunes), into one
+# compressed file, .gpu/bundle.tar.xz (git-ignored; carried to the GPU machine):
+#   bin/   poslab, test_cuda, bench_train_step, bench_eval_long (built by the make target)
+#   lib/   the shared libraries they load that are not part of a base system: OpenBLAS and
+#          its Fortran runtime, libgomp. Not cuBLAS: gpu_check.sh finds libcublas.so.13 on
+#          the GPU machine (CUDA toolkit or the nvidia-cublas pip package that PyTorch uses).
+#   data/  the prepared fortunes corpus (SPEC 3), which the study would otherwise build from
+#          Debian's fortunes files.
+# Usage: scripts/gpu_bundle.sh BUILD_DIR [OUT_DIR=.gpu]
+set -euo pipefail
+build=${1:?usage: gpu_bundle.sh BUILD_DIR [OUT_DIR]}
+out=${2:-.gpu}
+stage=$(mktemp -d "${TMPDIR:-/tmp}/poslab-bundle.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/bin" "$stage/lib" "$stage/data" "$out"
+
+bins=("$build/train/poslab" "$build/tests/test_cuda" "$build/bench/bench_train_step"
+      "$build/bench/bench_eval_long")
+for b in "${bins[@]}"; do
+  [ -x "$b" ] || { echo "gpu_bundle: $b is missing; run make gpu-bundle" >&2; exit 1; }
+  cp "$b" "$stage/bin/"
+  strip --strip-unneeded "$stage/bin/$(basename "$b")"
+done
+
+# Libraries every Linux has (glibc, the C++ runtime of the system compiler) stay out; the
+# rest is copied under its soname, symlinks resolved.
+base='^(linux-vdso|ld-linux|libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s)\.so'
+for b in "${bins[@]}"; do ldd "$b"; done | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
+  sort -u | while read -r soname path; do
+    if [[ $soname =~ $base ]]; then continue; fi
+    if [[ $soname == libcuda.so* || $soname == libcublas* ]]; then continue; fi
+    cp -L "$path" "$stage/lib/$soname"
+  done
+
+"$build/train/poslab" prepare --corpus fortunes --out "$stage/data/fortunes" >/dev/null
+
+{
+  echo "poslab GPU bundle"
+  echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
+  echo "built: $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -m), CUDA architectures: $(grep -m1 '^CMAKE_CUDA_ARCHITECTURES' "$build/CMakeCache.txt" | cut -d= -f2)"
+  (cd "$stage" && find . -type f -printf '%8s  %p\n' | sort -k2)
+} > "$stage/MANIFEST"
+cp "$stage/MANIFEST" "$out/MANIFEST"
+tar -C "$stage" -cf - . | xz -T2 -6 > "$out/bundle.tar.xz"
+echo "gpu_bundle: $out/bundle.tar.xz ($(du -h "$out/bundle.tar.xz" | cut -f1)); contents in $out/MANIFEST"

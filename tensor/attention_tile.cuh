@@ -1,0 +1,133 @@
+// attention_tile.cuh — the pieces shared by the GPU attention kernels (nn/attention_op.cu,
+// posenc/rope_scaling.cu): key/value tiles in shared memory and the online softmax.
+//
+// One thread owns one query row i (its q, its running max m, sum l and output accumulator in
+// registers) and walks the keys it may see in tiles of kCols rows, which the whole block
+// loads into shared memory together. Scores never leave registers, so memory is O(T D), not
+// O(T^2): a 4096-token window never materialises a T x T matrix.
+//
+// Online softmax (Milakov & Gimelshein 2018, "Online normalizer calculation for softmax";
+// used by FlashAttention, Dao et al. 2022, and FlashAttention-2, Dao 2023, arXiv:2307.08691).
+// After the keys seen so far, m = max_j s_j, l = sum_j 2^(s_j - m), acc = sum_j 2^(s_j - m) v_j.
+// A new key with score s and value v updates them to
+//   m' = max(m, s);   r = 2^(m - m');   l' = r l + 2^(s - m');   acc' = r acc + 2^(s - m') v
+// and at the end out = acc / l, and lse = m + log2 l (the row's log-sum-exp, base 2).
+// Scores are kept in log2 units (natural-log scores times log2 e) so that each exponential
+// is one exp2.
+#pragma once
+#include <cmath>
+
+#include "tensor/cuda_util.cuh"
+
+namespace poslab::gpu {
+
+constexpr double kLog2e = 1.4426950408889634;
+
+// kCols keys (or queries) of one (b,h), D <= kMaxD values each, zero-padded.
+template <class T, int kCols, int kMaxD>
+struct RowTile {
+  T x[kCols][kMaxD];
+};
+
+// The whole block copies rows r0 .. r0+kCols-1 of a (T, D) matrix with row stride ld into
+// `tile` (zeros past `rows` and past D). Consecutive threads read consecutive elements of a
+// row: coalesced. The caller synchronises.
+template <class T, int kCols, int kMaxD>
+__device__ __forceinline__ void load_rows(RowTile<T, kCols, kMaxD>& tile, const T* x, int64_t ld,
+                                          int64_t r0, int64_t rows, int D) {
+  for (int e = threadIdx.x; e < kCols * kMaxD; e += blockDim.x) {
+    int c = e / kMaxD, d = e % kMaxD;
+    int64_t r = r0 + c;
+    tile.x[c][d] = r < rows && d < D ? x[r * ld + d] : T(0);
+  }
+}
+
+// The query row a thread owns in a grid of (ceil(Tq / blockDim.x), B*H) blocks, one row per
+// thread, and the keys it may see: 0 .. visible-1 (causal: the keys at positions <= P = q_pos0
+// + i; all Tk otherwise). A spare thread of the last block (i >= Tq) sees none but still helps
+// load the tiles its block needs (up to block_visible keys, those of the block's last row).
+struct QueryRow {
+  int64_t b, h, bh, i, P, visible, block_visible;
+  bool active;
+};
+__device__ __forceinline__ QueryRow query_row(int64_t H, int64_t Tq, int64_t Tk, int64_t q_pos0,
+                                              bool causal) {
+  QueryRow r;
+  r.bh = blockIdx.y, r.b = r.bh / H, r.h = r.bh % H;
+  r.i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  r.P = q_pos0 + r.i;
+  r.active = r.i < Tq;
+  int64_t last = ::min(Tq, int64_t(blockIdx.x + 1) * blockDim.x) - 1;
+  r.block_visible = causal ? ::min(q_pos0 + last + 1, Tk) : Tk;
+  r.visible = !r.active ? 0 : causal ? ::min(r.P + 1, Tk) : Tk;
+  return r;
+}
+
+// Walks the keys visible to the block in tiles of kCols rows: the block loads each tile of K
+// and V (rows with stride ldk, ldv) into shared memory, then every thread calls body(c, j) for
+// its own visible keys j = j0 + c of the tile, in increasing j.
+template <class T, int kCols, int kMaxD, class Body>
+__device__ __forceinline__ void for_each_visible_key(RowTile<T, kCols, kMaxD>& kt,
+                                                     RowTile<T, kCols, kMaxD>& vt, const T* K,
+                                                     int64_t ldk, const T* V, int64_t ldv,
+                                                     int64_t Tk, int D, const QueryRow& r,
+                                                     Body&& body) {
+  for (int64_t j0 = 0; j0 < r.block_visible; j0 += kCols) {
+    __syncthreads();  // every thread is done with the previous tile
+    load_rows(kt, K, ldk, j0, Tk, D);
+    load_rows(vt, V, ldv, j0, Tk, D);
+    __syncthreads();
+    int count = static_cast<int>(::max(int64_t(0), ::min(r.visible - j0, int64_t(kCols))));
+#pragma unroll 1
+    for (int c = 0; c < count; ++c) body(c, j0 + c);
+  }
+}
+
+// sum_d a[d] b[d] over kMaxD (zero-padded) values, with four partial sums for ILP.
+template <class T, int kMaxD>
+__device__ __forceinline__ T dot(const T* a, const T* b) {
+  T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+#pragma unroll
+  for (int d = 0; d < kMaxD; d += 4) {
+    s0 += a[d] * b[d];
+    s1 += a[d + 1] * b[d + 1];
+    s2 += a[d + 2] * b[d + 2];
+    s3 += a[d + 3] * b[d + 3];
+  }
+  return (s0 + s1) + (s2 + s3);
+}
+
+// One query row's online softmax (see the top of this file), one key at a time: the rescale
+// by 2^(m - m') runs only when a key raises the maximum, which after the first few keys is
+// rare (and then costs D multiplies).
+template <class T, int kMaxD>
+struct OnlineSoftmax {
+  T m = -INFINITY, l = 0;
+  T acc[kMaxD] = {};
+
+  // Adds a key with score s (log2 units) and value row v.
+  __device__ __forceinline__ void add(T s, const T* v) {
+    if (s > m) {
+      T r = exp2(m - s);  // 0 for the first key (m = -inf)
+      l *= r;
+#pragma unroll
+      for (int d = 0; d < kMaxD; ++d) acc[d] *= r;
+      m = s;
+    }
+    T p = exp2(s - m);
+    l += p;
+#pragma unroll
+    for (int d = 0; d < kMaxD; ++d) acc[d] += p * v[d];
+  }
+
+  // out[d] = acc[d] / l for d < D (zeros for a row that saw no key); returns lse (log2).
+  __device__ __forceinline__ T finish(T* out, int D) const {
+    T inv = l > 0 ? T(1) / l : T(0);
+#pragma unroll
+    for (int d = 0; d < kMaxD; ++d)
+      if (d < D) out[d] = acc[d] * inv;
+    return l > 0 ? m + log2(l) : T(-INFINITY);
+  }
+};
+
+}  // namespace poslab::gpu

@@ -1,0 +1,159 @@
+// elementwise.cu — broadcasting elementwise kernels on the GPU (CPU: elementwise.cpp).
+//
+// Scalar math: out[i] = f(a[ia], b[ib]) where ia, ib are i's multi-index with broadcast dims
+// pinned to 0 (stride 0). One thread per output element in a grid-stride loop; out is
+// contiguous; inputs are read through a Layout (cuda_util.cuh), so any strides and any
+// broadcast work, and a plain flat loop is what it compiles to when both are contiguous.
+// The op is a kernel argument (a uniform branch): these kernels are bound by memory, not by
+// the switch, and one kernel per dtype keeps the build small.
+#include "tensor/cuda_ops.h"
+#include "tensor/cuda_util.cuh"
+#include "tensor/scalar_ops.h"
+#include "tensor/strided.h"
+
+namespace poslab::kernel::cuda {
+namespace {
+
+// Unary maps: UnaryOp's cases (scalar_ops.h), then pow (x^p) and affine (x*p + q).
+enum class Map { neg, exp, log, tanh, sqrt, abs, pow, affine };
+
+template <class T>
+__device__ __forceinline__ T apply_map(Map op, T x, T p, T q) {
+  if (op == Map::pow) return pow(x, p);
+  if (op == Map::affine) return x * p + q;
+  return kernel::apply(static_cast<UnaryOp>(op), x);
+}
+
+// out[i] = a[ia] op b[ib]
+template <class T>
+__global__ void binary_kernel(BinaryOp op, T* out, const T* a, gpu::Layout la, const T* b,
+                              gpu::Layout lb, int64_t n) {
+  for (int64_t i = gpu::thread_index(); i < n; i += gpu::thread_count())
+    out[i] = kernel::apply(op, a[la.at(i)], b[lb.at(i)]);
+}
+
+// out[i] = f(x[ix])   (out may be x itself when x is contiguous: each element read, then written)
+template <class T>
+__global__ void map_kernel(Map op, T p, T q, T* out, const T* x, gpu::Layout lx, int64_t n) {
+  for (int64_t i = gpu::thread_index(); i < n; i += gpu::thread_count())
+    out[i] = apply_map(op, x[lx.at(i)], p, q);
+}
+
+// out[i] = c[ic] != 0 ? a[ia] : b[ib]
+template <class T>
+__global__ void where_kernel(T* out, const T* c, gpu::Layout lc, const T* a, gpu::Layout la,
+                             const T* b, gpu::Layout lb, int64_t n) {
+  for (int64_t i = gpu::thread_index(); i < n; i += gpu::thread_count())
+    out[i] = c[lc.at(i)] != T(0) ? a[la.at(i)] : b[lb.at(i)];
+}
+
+// dst[i] += alpha * src[is]   (dst contiguous)
+template <class T>
+__global__ void axpy_kernel(T* dst, T alpha, const T* src, gpu::Layout ls, int64_t n) {
+  for (int64_t i = gpu::thread_index(); i < n; i += gpu::thread_count())
+    dst[i] += alpha * src[ls.at(i)];
+}
+
+// *bad = 1 if any x[ix] is NaN or +-inf (every writer writes the same 1: a benign race)
+template <class T>
+__global__ void finite_kernel(const T* x, gpu::Layout lx, int64_t n, int* bad) {
+  for (int64_t i = gpu::thread_index(); i < n; i += gpu::thread_count())
+    if (!isfinite(x[lx.at(i)])) *bad = 1;
+}
+
+// out (contiguous) = f(x) for any strides of x; out may be x itself.
+void map_into(const char* name, Map op, const Tensor& out, const Tensor& x, double p, double q) {
+  int64_t n = x.numel();
+  if (n == 0) return;
+  auto l = gpu::make_layouts(name, x.shape(), {&x});
+  dispatch(x.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    map_kernel<T><<<gpu::grid_for(n), gpu::kThreads, 0, gpu::stream()>>>(
+        op, T(p), T(q), out.data<T>(), gpu::storage_ptr<T>(x), l[0], n);
+  });
+  gpu::check_launch(name);
+}
+
+Tensor map(const char* name, Map op, const Tensor& x, double p, double q) {
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), Device::cuda);
+  map_into(name, op, out, x, p, q);
+  return out;
+}
+
+}  // namespace
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
+  Shape shape = broadcast_shapes("binary", a.shape(), b.shape());
+  Tensor out = Tensor::empty(shape, a.dtype(), Device::cuda);
+  int64_t n = out.numel();
+  if (n == 0) return out;
+  auto l = gpu::make_layouts("binary", shape, {&a, &b});
+  dispatch(a.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    binary_kernel<T><<<gpu::grid_for(n), gpu::kThreads, 0, gpu::stream()>>>(
+        op, out.data<T>(), gpu::storage_ptr<T>(a), l[0], gpu::storage_ptr<T>(b), l[1], n);
+  });
+  gpu::check_launch("binary");
+  return out;
+}
+
+Tensor unary(UnaryOp op, const Tensor& x) {
+  return map("unary", static_cast<Map>(op), x, 0, 0);  // Map lists UnaryOp's cases first
+}
+Tensor pow_scalar(const Tensor& x, double p) {
+  return map("pow", Map::pow, x, p, 0);
+}
+Tensor affine(const Tensor& x, double scale, double shift) {
+  return map("affine", Map::affine, x, scale, shift);
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  Shape shape =
+      broadcast_shapes("where", broadcast_shapes("where", cond.shape(), a.shape()), b.shape());
+  Tensor out = Tensor::empty(shape, a.dtype(), Device::cuda);
+  int64_t n = out.numel();
+  if (n == 0) return out;
+  auto l = gpu::make_layouts("where", shape, {&cond, &a, &b});
+  dispatch(a.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    where_kernel<T><<<gpu::grid_for(n), gpu::kThreads, 0, gpu::stream()>>>(
+        out.data<T>(), gpu::storage_ptr<T>(cond), l[0], gpu::storage_ptr<T>(a), l[1],
+        gpu::storage_ptr<T>(b), l[2], n);
+  });
+  gpu::check_launch("where");
+  return out;
+}
+
+void add_(const Tensor& dst, const Tensor& src, double alpha) {
+  int64_t n = dst.numel();
+  if (n == 0) return;
+  auto l = gpu::make_layouts("add_", dst.shape(), {&src});
+  dispatch(dst.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    axpy_kernel<T><<<gpu::grid_for(n), gpu::kThreads, 0, gpu::stream()>>>(
+        dst.data<T>(), T(alpha), gpu::storage_ptr<T>(src), l[0], n);
+  });
+  gpu::check_launch("add_");
+}
+
+void scale_(const Tensor& dst, double alpha) {
+  map_into("scale_", Map::affine, dst, dst, alpha, 0);
+}
+
+bool all_finite(const Tensor& x) {
+  int64_t n = x.numel();
+  if (n == 0) return true;
+  gpu::DeviceArray<int> bad = gpu::to_device(std::vector<int>{0});
+  auto l = gpu::make_layouts("all_finite", x.shape(), {&x});
+  dispatch(x.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    finite_kernel<T><<<gpu::grid_for(n), gpu::kThreads, 0, gpu::stream()>>>(gpu::storage_ptr<T>(x),
+                                                                            l[0], n, bad.data());
+  });
+  gpu::check_launch("all_finite");
+  int host = 0;
+  gpu::download(&host, bad.data(), sizeof host);
+  return host == 0;
+}
+
+}  // namespace poslab::kernel::cuda

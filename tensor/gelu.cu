@@ -1,0 +1,66 @@
+// gelu.cu — GELU, tanh form, on the GPU (CPU: gelu.cpp, which has the derivation). The same
+// sigmoid form as the CPU, 0.5 (1 + tanh u) = 1 / (1 + exp(-2u)), so both compute the same
+// formula:
+//   y  = x / (1 + exp(-2u)),  u = sqrt(2/pi) (x + 0.044715 x^3)
+//   dx = dy (s + 2 x s (1 - s) du/dx),  s = 1 / (1 + exp(-2u)),  du/dx = sqrt(2/pi) (1 + 3*0.044715
+//   x^2)
+#include "tensor/cuda_ops.h"
+#include "tensor/cuda_util.cuh"
+
+namespace poslab::kernel::cuda {
+namespace {
+
+constexpr double kSqrt2OverPi = 0.7978845608028654;
+constexpr double kGeluC = 0.044715;
+
+template <class T>
+__global__ void gelu_kernel(const T* x, T* y, int64_t n) {
+  for (int64_t i = gpu::thread_index(); i < n; i += gpu::thread_count()) {
+    T v = x[i];
+    T u = T(kSqrt2OverPi) * (v + T(kGeluC) * v * v * v);
+    y[i] = v / (T(1) + exp(T(-2) * u));
+  }
+}
+
+template <class T>
+__global__ void gelu_backward_kernel(const T* x, const T* dy, T* dx, int64_t n) {
+  for (int64_t i = gpu::thread_index(); i < n; i += gpu::thread_count()) {
+    T v = x[i];
+    T u = T(kSqrt2OverPi) * (v + T(kGeluC) * v * v * v);
+    T s = T(1) / (T(1) + exp(T(-2) * u));
+    T du = T(kSqrt2OverPi) * (T(1) + T(3 * kGeluC) * v * v);
+    dx[i] = dy[i] * (s + v * T(2) * s * (T(1) - s) * du);
+  }
+}
+
+}  // namespace
+
+Tensor gelu(const Tensor& x) {
+  Tensor xc = x.contiguous();
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::cuda);
+  int64_t n = x.numel();
+  if (n == 0) return y;
+  dispatch(x.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    gelu_kernel<T>
+        <<<gpu::grid_for(n), gpu::kThreads, 0, gpu::stream()>>>(xc.data<T>(), y.data<T>(), n);
+  });
+  gpu::check_launch("gelu");
+  return y;
+}
+
+Tensor gelu_backward(const Tensor& x, const Tensor& dy) {
+  Tensor xc = x.contiguous(), dyc = dy.contiguous();
+  Tensor dx = Tensor::empty(x.shape(), x.dtype(), Device::cuda);
+  int64_t n = x.numel();
+  if (n == 0) return dx;
+  dispatch(x.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    gelu_backward_kernel<T><<<gpu::grid_for(n), gpu::kThreads, 0, gpu::stream()>>>(
+        xc.data<T>(), dyc.data<T>(), dx.data<T>(), n);
+  });
+  gpu::check_launch("gelu_backward");
+  return dx;
+}
+
+}  // namespace poslab::kernel::cuda

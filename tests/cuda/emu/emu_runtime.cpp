@@ -1,0 +1,33 @@
+// Device memory of the CPU emulator (see include/cuda_runtime.h): one mmap per allocation,
+// mapped PROT_NONE except while a kernel, a copy or a cuBLAS call runs (emu_access), so that
+// host code reading a device pointer crashes here as it would on a GPU.
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+static std::map<void*, size_t>& live() {
+  static std::map<void*, size_t> m;
+  return m;
+}
+static int depth = 0;
+extern "C" void emu_access(int on) {
+  depth += on ? 1 : -1;
+  if ((on && depth != 1) || (!on && depth != 0)) return;
+  for (auto& [p, n] : live()) mprotect(p, n, on ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+extern "C" void* emu_malloc(size_t n) {
+  size_t page = sysconf(_SC_PAGESIZE), len = (n + page - 1) / page * page;
+  if (len == 0) len = page;
+  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::runtime_error("emu: mmap failed");
+  memset(p, 0xFF, n);  // NaN for floats: reading memory never written shows up
+  if (depth == 0) mprotect(p, len, PROT_NONE);
+  live()[p] = len;
+  return p;
+}
+extern "C" void emu_free(void* p) {
+  auto it = live().find(p);
+  munmap(p, it->second);
+  live().erase(it);
+}

@@ -1,0 +1,33 @@
+"""Rewrites a .cu/.cuh file for the CPU emulator: every launch `kernel<<<cfg>>>(args)` becomes
+`::emu::launch(::emu::cfg(cfg), kernel, args)` (include/cuda_runtime.h), which g++ can compile.
+Usage: rewrite_launches.py IN OUT"""
+import sys
+src = open(sys.argv[1]).read()
+out = []
+i = 0
+while True:
+    p = src.find('<<<', i)
+    if p < 0:
+        out.append(src[i:]); break
+    # the kernel expression ends at p: walk back over template args and a qualified name
+    k = p
+    while src[k-1] in ' \n\t':
+        k -= 1
+    if src[k-1] == '>':
+        depth = 0
+        while True:
+            k -= 1
+            if src[k] == '>': depth += 1
+            elif src[k] == '<':
+                depth -= 1
+                if depth == 0: break
+    while k > 0 and (src[k-1].isalnum() or src[k-1] in '_:'):
+        k -= 1
+    kernel = src[k:p]
+    q = src.find('>>>', p)
+    cfg = src[p+3:q]
+    assert src[q+3] == '(', src[q:q+20]
+    out.append(src[i:k])
+    out.append('::emu::launch(::emu::cfg(%s), %s, ' % (cfg, kernel))
+    i = q + 4
+open(sys.argv[2], 'w').write(''.join(out))

@@ -1,0 +1,300 @@
+// The fused ops and the whole model on the GPU against the CPU: attention (ALiBi, mask,
+// decoding offsets, 4096 tokens), RoPE with every scaling, dynamic-NTK attention, AdamW and
+// clipping, a training step of the canonical model for every scheme, evaluation with every
+// RoPE scaling, KV-cache decoding, checkpoints, and the caching allocator's reuse.
+#include <catch2/catch.hpp>
+
+#include "nn/attention_op.h"
+#include "nn/gpt.h"
+#include "posenc/alibi.h"
+#include "posenc/rope.h"
+#include "tests/cuda/compare.h"
+#include "tests/support/temp_dir.h"
+#include "train/checkpoint.h"
+#include "train/optimizer.h"
+
+using namespace poslab;
+using namespace poslab::testing;
+
+namespace {
+
+// q, k, v as the column blocks of one (B,T,3C) tensor, as the model makes them (strided views).
+struct Qkv {
+  Tensor fused, q, k, v;
+};
+Qkv make_qkv(int64_t B, int64_t T, int64_t H, int64_t D, uint64_t seed, Device device) {
+  Qkv r;
+  r.fused = leaf(randn({B, T, 3 * H * D}, seed), device);
+  int64_t C = H * D;
+  r.q = reshape(slice(r.fused, 2, 0, C), {B, T, H, D});
+  r.k = reshape(slice(r.fused, 2, C, 2 * C), {B, T, H, D});
+  r.v = reshape(slice(r.fused, 2, 2 * C, 3 * C), {B, T, H, D});
+  return r;
+}
+
+// The fused attention on both devices: the output, then the gradient of sum(out * w) with
+// respect to the fused q/k/v tensor. Scores are D-term dot products, then a softmax over up
+// to T keys and a T-term weighted sum: atol 2e-5 of the largest value (f32).
+void check_attention(int64_t B, int64_t T, int64_t H, int64_t D, const AttentionOptions& o,
+                     uint64_t seed) {
+  INFO("attention B=" << B << " T=" << T << " H=" << H << " D=" << D << " causal=" << o.causal
+                      << " alibi=" << !o.alibi_slopes.empty() << " q_pos0=" << o.q_pos0);
+  Qkv c = make_qkv(B, T, H, D, seed, Device::cpu), g = make_qkv(B, T, H, D, seed, Device::cuda);
+  // decoding: the last Tq rows of q against all T keys
+  int64_t Tq = o.q_pos0 > 0 ? T - o.q_pos0 : T;
+  auto last = [&](const Tensor& q) { return slice(q, 1, T - Tq, T); };
+  Tensor oc = attention(last(c.q), c.k, c.v, o), og = attention(last(g.q), g.k, g.v, o);
+  REQUIRE_CLOSE(og, oc, 1e-4, 2e-5);
+  Tensor w = randn(oc.shape(), seed + 1);
+  backward(sum(mul(oc, w)));
+  backward(sum(mul(og, on_gpu(w))));
+  REQUIRE_CLOSE(g.fused.grad(), c.fused.grad(), 1e-4, 2e-5);
+}
+
+GPTConfig canonical(PeKind pe) {  // SPEC 7 / bench: d=128, 4 layers, 4 heads, T0=256
+  GPTConfig c;
+  c.vocab_size = 105, c.pe = pe, c.block_size = 256;
+  if (pe == PeKind::learned) c.max_len = 4096;
+  return c;
+}
+
+Ids random_ids(int64_t B, int64_t T, int64_t V, uint64_t seed) {
+  Generator g(seed);
+  Ids x{std::vector<int32_t>(B * T), {B, T}};
+  for (auto& v : x.data) v = static_cast<int32_t>(g.next_u64() % V);
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("cuda: fused attention equals the CPU op, forward and backward", "[cuda]") {
+  // T = 150: three query blocks of 64 (the last partial) and five key tiles of 32
+  for (bool causal : {true, false})
+    for (bool alibi : {false, true})
+      for (int64_t D : {8, 32}) {
+        AttentionOptions o;
+        o.causal = causal;
+        if (alibi) o.alibi_slopes = alibi_slopes(3);
+        check_attention(2, 150, 3, D, o, 7 + D);
+      }
+  // the other head-dim specialisations (D <= 64, D <= 128), and 6 heads (non-power-of-2 ALiBi)
+  AttentionOptions o;
+  o.alibi_slopes = alibi_slopes(6);
+  check_attention(1, 70, 6, 64, o, 21);
+  check_attention(1, 70, 2, 100, AttentionOptions{}, 22);
+  // a decoding step: the last 5 queries at positions 145.. over all 150 keys
+  o.q_pos0 = 145;
+  check_attention(2, 150, 6, 16, o, 23);
+}
+
+TEST_CASE("cuda: attention over 4096 tokens, and ALiBi at positions in the millions", "[cuda]") {
+  NoGrad ng;  // evaluation: nothing saved, tiles only
+  Tensor q = randn({1, 4096, 2, 32}, 30), k = randn({1, 4096, 2, 32}, 31),
+         v = randn({1, 4096, 2, 32}, 32);
+  AttentionOptions o;
+  o.alibi_slopes = alibi_slopes(2);
+  REQUIRE_CLOSE(attention(on_gpu(q), on_gpu(k), on_gpu(v), o), attention(q, k, v, o), 1e-4, 2e-5);
+  // queries at 1e6.. over keys at 0..5: raw biases near -6e4 would swamp float scores; the
+  // per-row shift keeps them exact on both devices
+  Tensor qf = randn({1, 3, 2, 8}, 33), kf = randn({1, 6, 2, 8}, 34), vf = randn({1, 6, 2, 8}, 35);
+  o.q_pos0 = 1000000;
+  o.causal = false;
+  REQUIRE_CLOSE(attention(on_gpu(qf), on_gpu(kf), on_gpu(vf), o), attention(qf, kf, vf, o), 1e-4,
+                2e-5);
+}
+
+TEST_CASE("cuda: attention in f64 on the GPU is a clear error", "[cuda]") {
+  Tensor q = on_gpu(randn({1, 4, 2, 8}, 1).to(DType::f64));
+  REQUIRE_THROWS_WITH(attention(q, q, q, AttentionOptions{}), Catch::Contains("attention") &&
+                                                                  Catch::Contains("f32") &&
+                                                                  Catch::Contains("f64"));
+}
+
+TEST_CASE("cuda: RoPE with every scaling, and dynamic-NTK attention", "[cuda]") {
+  // the rotation: a 2x2 product per pair, exact up to FMA rounding
+  for (ScalingKind sk :
+       {ScalingKind::none, ScalingKind::linear, ScalingKind::ntk, ScalingKind::yarn}) {
+    INFO("scaling " << scaling_name(sk));
+    RoPE rope(16, 10000);
+    rope.set_scaling({sk, 0, 64});
+    Tensor x = randn({2, 200, 3, 16}, 40);
+    Tensor xc = leaf(x, Device::cpu), xg = leaf(x, Device::cuda);
+    Tensor yc = rope.rotate(xc, 3, 203), yg = rope.rotate(xg, 3, 203);
+    REQUIRE_CLOSE(yg, yc, 1e-6, 1e-6);
+    Tensor w = randn(yc.shape(), 41);
+    backward(sum(mul(yc, w)));
+    backward(sum(mul(yg, on_gpu(w))));
+    REQUIRE_CLOSE(xg.grad(), xc.grad(), 1e-6, 1e-6);
+  }
+  // dynamic: rows past T0 = 64 each use their own theta; the GPU rotates by the relative
+  // angle (j - P) w in one step where the CPU rotates q and k apart: a few float roundings
+  NoGrad ng;
+  Tensor q = randn({2, 300, 2, 16}, 42), k = randn({2, 300, 2, 16}, 43),
+         v = randn({2, 300, 2, 16}, 44);
+  REQUIRE_CLOSE(dynamic_rope_attention(on_gpu(q), on_gpu(k), on_gpu(v), 10000, 64, 0),
+                dynamic_rope_attention(q, k, v, 10000, 64, 0), 1e-4, 2e-5);
+  Tensor qd = q.slice(1, 290, 300);  // decoding: 10 queries at positions 290..
+  REQUIRE_CLOSE(dynamic_rope_attention(on_gpu(qd), on_gpu(k), on_gpu(v), 10000, 64, 290),
+                dynamic_rope_attention(qd, k, v, 10000, 64, 290), 1e-4, 2e-5);
+}
+
+TEST_CASE("cuda: AdamW and gradient clipping match the CPU", "[cuda]") {
+  // the same double-precision formulas on both devices: only FMA contraction differs
+  std::vector<NamedParam> pc, pg;
+  for (int i = 0; i < 3; ++i) {
+    Tensor p = randn({17, 5 + i}, 50 + i), g = randn({17, 5 + i}, 60 + i, 3.0);
+    for (auto [list, device] : {std::pair{&pc, Device::cpu}, std::pair{&pg, Device::cuda}}) {
+      Tensor l = leaf(p, device);
+      backward(sum(mul(l, g.to(device))));  // grad = g
+      list->push_back({"p" + std::to_string(i), l, i != 1});
+    }
+  }
+  double nc = clip_grad_norm(pc, 1.0), ng = clip_grad_norm(pg, 1.0);
+  REQUIRE(ng == Approx(nc).epsilon(1e-9));
+  REQUIRE(nc > 1.0);  // so the gradients were scaled
+  AdamW ac(pc, AdamWConfig{}), ag(pg, AdamWConfig{});
+  for (int step = 0; step < 3; ++step) ac.step(1e-2), ag.step(1e-2);
+  for (size_t i = 0; i < pc.size(); ++i) {
+    REQUIRE_CLOSE(pg[i].tensor, pc[i].tensor, 1e-6, 1e-7);
+    REQUIRE_CLOSE(ag.m()[i], ac.m()[i], 1e-6, 1e-7);
+    REQUIRE_CLOSE(ag.v()[i], ac.v()[i], 1e-6, 1e-7);
+  }
+}
+
+TEST_CASE("cuda: a training step of the canonical model equals the CPU's, every scheme",
+          "[cuda][slow]") {
+  // B=16, T=256, d=128, 4 layers, 4 heads: the loss, every gradient, then the loss after one
+  // AdamW step. Through 4 blocks the float roundings of two summation orders add up: loss to
+  // 1e-5 relative; gradients to 1e-3 relative plus 1e-4 of each tensor's largest entry.
+  Ids x = random_ids(16, 256, 105, 1), y = random_ids(16, 256, 105, 2);
+  for (PeKind pe :
+       {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi}) {
+    INFO("pe " << pe_name(pe));
+    GPTConfig cc = canonical(pe), cg = canonical(pe);
+    cg.device = Device::cuda;
+    GPT mc(cc, 1), mg(cg, 1);
+    std::vector<NamedParam> pc = mc.parameters(), pg = mg.parameters();
+    REQUIRE(pg[0].tensor.device() == Device::cuda);
+    Tensor lc = mc.loss(x, y), lg = mg.loss(x, y);
+    REQUIRE(lg.item() == Approx(lc.item()).epsilon(1e-5));
+    backward(lc);
+    backward(lg);
+    for (size_t i = 0; i < pc.size(); ++i) {
+      INFO("gradient of " << pc[i].name);
+      REQUIRE_CLOSE(pg[i].tensor.grad(), pc[i].tensor.grad(), 1e-3, 1e-4);
+    }
+    double nc = clip_grad_norm(pc, 1.0), ng = clip_grad_norm(pg, 1.0);
+    REQUIRE(ng == Approx(nc).epsilon(1e-4));
+    AdamW oc(pc, AdamWConfig{}), og(pg, AdamWConfig{});
+    oc.step(1e-3), og.step(1e-3);
+    NoGrad no_grad;
+    REQUIRE(mg.loss(x, y).item() == Approx(mc.loss(x, y).item()).epsilon(1e-4));
+  }
+}
+
+TEST_CASE("cuda: evaluation at 512 for every scheme and every RoPE scaling", "[cuda]") {
+  // per-position losses (the eval buckets) on the same random model: 1e-4 of the largest
+  NoGrad no_grad;
+  Ids x = random_ids(1, 512, 105, 3), y = random_ids(1, 512, 105, 4);
+  for (PeKind pe :
+       {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi}) {
+    std::vector<ScalingKind> scalings{ScalingKind::none};
+    if (pe == PeKind::rope)
+      scalings = {ScalingKind::none, ScalingKind::linear, ScalingKind::ntk, ScalingKind::dynamic,
+                  ScalingKind::yarn};
+    for (ScalingKind sk : scalings) {
+      INFO("pe " << pe_name(pe) << ", scaling " << scaling_name(sk));
+      GPTConfig cc = canonical(pe), cg = canonical(pe);
+      cg.device = Device::cuda;
+      GPT mc(cc, 5), mg(cg, 5);
+      mc.posenc().set_scaling({sk, 0, 256});
+      mg.posenc().set_scaling({sk, 0, 256});
+      Tensor rc, rg;
+      double lc = mc.loss(x, y, &rc).item(), lg = mg.loss(x, y, &rg).item();
+      REQUIRE(lg == Approx(lc).epsilon(1e-5));
+      REQUIRE_CLOSE(rg, rc, 1e-4, 1e-4);
+    }
+  }
+}
+
+TEST_CASE("cuda: KV-cache decoding equals recomputation, every scheme", "[cuda]") {
+  NoGrad no_grad;
+  Ids ids = random_ids(1, 40, 105, 6);
+  for (PeKind pe :
+       {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi}) {
+    INFO("pe " << pe_name(pe));
+    GPTConfig c = canonical(pe);
+    c.block_size = 16;  // so that dynamic scaling changes theta while decoding
+    c.device = Device::cuda;
+    GPT m(c, 7);
+    if (pe == PeKind::rope) m.posenc().set_scaling({ScalingKind::dynamic, 0, 16});
+    Tensor full = m.logits(ids);  // (1,40,V) at once
+    KVCache cache = m.new_cache(40);
+    Ids first{std::vector<int32_t>(ids.data.begin(), ids.data.begin() + 10), {1, 10}};
+    std::vector<Tensor> parts{m.decode(first, cache)};
+    for (int t = 10; t < 40; ++t) parts.push_back(m.decode(Ids{{ids.data[t]}, {1, 1}}, cache));
+    std::vector<double> got;
+    for (const Tensor& p : parts)
+      for (double v : p.to_vector()) got.push_back(v);
+    std::vector<double> want = full.to_vector();
+    REQUIRE(got.size() == want.size());
+    double worst = 0, scale = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+      worst = std::max(worst, std::abs(got[i] - want[i])),
+      scale = std::max(scale, std::abs(want[i]));
+    REQUIRE(worst <= 1e-4 * scale);
+  }
+}
+
+TEST_CASE("cuda: attention maps (the composed attention on the GPU)", "[cuda]") {
+  // probabilities in [0, 1] from T=64 scores: 1e-5 absolute
+  NoGrad no_grad;
+  Ids ids = random_ids(1, 64, 105, 14);
+  for (PeKind pe : {PeKind::rope, PeKind::alibi}) {
+    INFO("pe " << pe_name(pe));
+    GPTConfig cc = canonical(pe), cg = canonical(pe);
+    cg.device = Device::cuda;
+    GPT mc(cc, 15), mg(cg, 15);
+    REQUIRE_CLOSE(mg.attention_map(ids, 1), mc.attention_map(ids, 1), 1e-4, 1e-5);
+  }
+}
+
+TEST_CASE("cuda: checkpoints are saved from and loaded to the GPU", "[cuda]") {
+  test::TempDir dir;
+  GPTConfig c = canonical(PeKind::learned);
+  c.device = Device::cuda;
+  GPT m(c, 9);
+  save_checkpoint(m, 3, dir.file("m.safetensors"));
+  Checkpoint on_cpu = load_checkpoint(dir.file("m.safetensors"));
+  Checkpoint on_gpu_ck = load_checkpoint(dir.file("m.safetensors"), Device::cuda);
+  auto a = m.parameters(), b = on_cpu.model->parameters(), g = on_gpu_ck.model->parameters();
+  for (size_t i = 0; i < a.size(); ++i) {
+    REQUIRE(b[i].tensor.device() == Device::cpu);
+    REQUIRE(g[i].tensor.device() == Device::cuda);
+    REQUIRE(a[i].tensor.to_vector() == b[i].tensor.to_vector());
+    REQUIRE(g[i].tensor.to_vector() == b[i].tensor.to_vector());
+  }
+}
+
+TEST_CASE("cuda: the caching allocator reuses memory across training steps", "[cuda]") {
+  GPTConfig c = canonical(PeKind::rope);
+  c.device = Device::cuda;
+  GPT m(c, 11);
+  AdamW opt(m.parameters(), AdamWConfig{});
+  Ids x = random_ids(4, 256, 105, 12), y = random_ids(4, 256, 105, 13);
+  std::vector<Tensor> params;
+  for (auto& p : m.parameters()) params.push_back(p.tensor);
+  auto step = [&] {
+    zero_grad(params);
+    Tensor loss = m.loss(x, y);
+    backward(loss);
+    clip_grad_norm(opt.params(), 1.0);
+    opt.step(1e-3);
+    synchronize(Device::cuda);
+  };
+  step(), step();
+  size_t fresh = cuda_alloc_stats().fresh_allocations;
+  step(), step();
+  REQUIRE(cuda_alloc_stats().fresh_allocations == fresh);  // every block came from the cache
+  REQUIRE(cuda_alloc_stats().bytes_cached > 0);
+}
