@@ -44,13 +44,18 @@ constexpr int64_t MR = 12, NR = 32;  // micro-tile of C held in registers
 constexpr int64_t KC = 256;          // depth of one packed block (B panel: KC*NR*4 = 32 KiB)
 constexpr int64_t MC = 8 * MR;       // rows of C one thread computes per task
 
+// The first n of 16 float lanes (all for n >= 16, none for n <= 0): the mask of a ragged
+// edge, for the two 16-wide halves of a 32-column panel (n = w and n = w - 16).
+inline __mmask16 lane_mask(int64_t n) {
+  return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
+}
+
 // Packs op(B)[pc:pc+kc, j0:j0+NR] into dst[k*NR + j], zero past column n (the edge of C).
 __attribute__((target("avx512f"))) void pack_b_panel(const float* B, bool tb, int64_t ldb,
                                                      int64_t pc, int64_t kc, int64_t j0, int64_t n,
                                                      float* dst) {
   const int64_t w = std::min(NR, n - j0);
-  const __mmask16 m0 = w >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << w) - 1);
-  const __mmask16 m1 = w >= 32 ? __mmask16(0xFFFF) : w > 16 ? __mmask16((1u << (w - 16)) - 1) : 0;
+  const __mmask16 m0 = lane_mask(w), m1 = lane_mask(w - 16);
   if (!tb) {  // rows of B are contiguous: 32 floats per k, masked at the edge
     for (int64_t k = 0; k < kc; ++k) {
       const float* src = B + (pc + k) * ldb + j0;
@@ -138,8 +143,7 @@ __attribute__((target("avx512f"))) void micro_kernel(int64_t kc, const float* a,
     }
   }
   // Column masks for a ragged right edge (w < 32).
-  __mmask16 m0 = w >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << w) - 1);
-  __mmask16 m1 = w >= 32 ? __mmask16(0xFFFF) : w > 16 ? __mmask16((1u << (w - 16)) - 1) : 0;
+  const __mmask16 m0 = lane_mask(w), m1 = lane_mask(w - 16);
   __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
 #pragma GCC unroll 12
   for (int i = 0; i < MR; ++i) {

@@ -178,30 +178,15 @@ TrainResult train(const TrainOptions& opt_in) {
     std::getline(in, line);  // header
     while (std::getline(in, line))
       if (!line.empty() && std::stoll(line) <= start) log_rows.push_back(line);
-  }
-
-  auto write_log = [&] {
-    std::string s = "step,lr,train_loss,val_loss,grad_norm,tokens_per_s\n";
-    for (auto& r : log_rows) s += r + "\n";
-    write_file_atomic(log_path, s);
-  };
-  // The order matters for a kill between two writes (each write is atomic on its own):
-  // the log first (a resume drops rows past the state's step), then the state, then the
-  // weights. So the state is never behind model.safetensors, and when a kill lands between
-  // the last two, the resume below finds the model behind the state and rewrites it.
-  auto checkpoint = [&](int64_t step) {
-    write_log();
-    save_state(state_path, adam, adam.m(), adam.v(), step, gen);
-    save_checkpoint(model, step, model_path);
-  };
-  if (o.resume) {
+    // A kill between the state write and the weights write (see `checkpoint` below) leaves
+    // model.safetensors behind the state: rewrite it from the weights just loaded.
     int64_t model_step = -1;
     try {
       model_step = load_checkpoint(model_path).step;
     } catch (const std::exception&) {  // missing: killed before its first write
     }
     if (model_step != start) {
-      save_checkpoint(model, start, model_path);  // the state holds these very weights
+      save_checkpoint(model, start, model_path);
       if (start >= o.steps) {  // killed after the final state, before the final weights
         if (!o.quiet)
           std::fprintf(stderr, "train: the run had finished at step %lld; %s rewritten from %s\n",
@@ -212,6 +197,21 @@ TrainResult train(const TrainOptions& opt_in) {
       }
     }
   }
+
+  auto write_log = [&] {
+    std::string s = "step,lr,train_loss,val_loss,grad_norm,tokens_per_s\n";
+    for (auto& r : log_rows) s += r + "\n";
+    write_file_atomic(log_path, s);
+  };
+  // The order matters for a kill between two writes (each write is atomic on its own):
+  // the log first (a resume drops rows past the state's step), then the state, then the
+  // weights. So the state is never behind model.safetensors, and when a kill lands between
+  // the last two, the resume above finds the model behind the state and rewrites it.
+  auto checkpoint = [&](int64_t step) {
+    write_log();
+    save_state(state_path, adam, adam.m(), adam.v(), step, gen);
+    save_checkpoint(model, step, model_path);
+  };
   if (start >= o.steps)
     fail("--resume: the run already finished (step ", start, " of --steps ", o.steps, ")");
   auto val_loss = [&] {
