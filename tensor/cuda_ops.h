@@ -30,7 +30,7 @@ Tensor affine(const Tensor& x, double scale, double shift);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 void add_(const Tensor& dst, const Tensor& src, double alpha);
 void scale_(const Tensor& dst, double alpha);
-bool all_finite(const Tensor& x);
+int64_t first_non_finite(const std::vector<Tensor>& xs);
 
 // ---- reductions (reduce.cu) ----
 Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim);

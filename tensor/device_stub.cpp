@@ -66,8 +66,8 @@ void add_(const Tensor&, const Tensor&, double) {
 void scale_(const Tensor&, double) {
   no_cuda("scale_");
 }
-bool all_finite(const Tensor&) {
-  no_cuda("all_finite");
+int64_t first_non_finite(const std::vector<Tensor>&) {
+  no_cuda("first_non_finite");
 }
 Tensor sum(const Tensor&, const std::vector<int64_t>&, bool) {
   no_cuda("sum");

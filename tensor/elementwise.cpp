@@ -160,8 +160,8 @@ void scale_(const Tensor& dst, double alpha) {
 }
 
 bool all_finite(const Tensor& x) {
-  if (x.device() == Device::cuda) return cuda::all_finite(x);
-  Tensor c = x.to(Device::cpu).contiguous();
+  if (x.device() == Device::cuda) return cuda::first_non_finite({x}) < 0;
+  Tensor c = x.contiguous();
   bool ok = true;
   dispatch(c.dtype(), [&](auto zero) {
     using T = decltype(zero);
@@ -171,6 +171,13 @@ bool all_finite(const Tensor& x) {
     for (int64_t i = 0; i < n; ++i) ok = ok && std::isfinite(p[i]);
   });
   return ok;
+}
+
+int64_t first_non_finite(const std::vector<Tensor>& xs) {
+  if (!xs.empty() && xs[0].device() == Device::cuda) return cuda::first_non_finite(xs);
+  for (size_t i = 0; i < xs.size(); ++i)
+    if (!all_finite(xs[i])) return static_cast<int64_t>(i);
+  return -1;
 }
 
 }  // namespace poslab::kernel

@@ -54,11 +54,20 @@ __global__ void axpy_kernel(T* dst, T alpha, const T* src, gpu::Layout ls, int64
     dst[i] += alpha * src[ls.at(i)];
 }
 
-// *bad = 1 if any x[ix] is NaN or +-inf (every writer writes the same 1: a benign race)
+// One launch checks a whole list of tensors (the ~50 weights of a model after each update):
+// block row y walks tensor y of the table, and bad[y] = 1 if any of its elements is NaN or
+// +-inf (every writer writes the same 1: a benign race). One read-back for the whole list.
 template <class T>
-__global__ void finite_kernel(const T* x, gpu::Layout lx, int64_t n, int* bad) {
-  for (int64_t i = gpu::thread_index(); i < n; i += gpu::thread_count())
-    if (!isfinite(x[lx.at(i)])) *bad = 1;
+struct FiniteEntry {
+  const T* x;
+  gpu::Layout l;
+  int64_t n;
+};
+template <class T>
+__global__ void finite_kernel(const FiniteEntry<T>* table, int* bad) {
+  const FiniteEntry<T>& e = table[blockIdx.y];
+  for (int64_t i = gpu::thread_index(); i < e.n; i += gpu::thread_count())
+    if (!isfinite(e.x[e.l.at(i)])) bad[blockIdx.y] = 1;
 }
 
 // out (contiguous) = f(x) for any strides of x; out may be x itself.
@@ -140,20 +149,32 @@ void scale_(const Tensor& dst, double alpha) {
   map_into("scale_", Map::affine, dst, dst, alpha, 0);
 }
 
-bool all_finite(const Tensor& x) {
-  int64_t n = x.numel();
-  if (n == 0) return true;
-  gpu::DeviceArray<int> bad = gpu::to_device(std::vector<int>{0});
-  auto l = gpu::make_layouts("all_finite", x.shape(), {&x});
-  dispatch(x.dtype(), [&](auto zero) {
+int64_t first_non_finite(const std::vector<Tensor>& xs) {
+  if (xs.empty()) return -1;
+  std::vector<int> host(xs.size(), 0);
+  gpu::DeviceArray<int> bad = gpu::to_device(host);
+  dispatch(xs[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
-    finite_kernel<T><<<gpu::grid_for(n), gpu::kThreads, 0, gpu::stream()>>>(gpu::storage_ptr<T>(x),
-                                                                            l[0], n, bad.data());
+    std::vector<FiniteEntry<T>> table;
+    int64_t most = 1;
+    for (const Tensor& x : xs) {
+      if (x.dtype() != xs[0].dtype() || x.device() != Device::cuda)
+        fail("first_non_finite: expected cuda tensors of one dtype, but got ",
+             dtype_name(xs[0].dtype()), " and ", dtype_name(x.dtype()), " on ",
+             device_name(x.device()));
+      table.push_back({gpu::storage_ptr<T>(x),
+                       gpu::make_layouts("first_non_finite", x.shape(), {&x})[0], x.numel()});
+      most = std::max(most, x.numel());
+    }
+    auto d_table = gpu::to_device(table);
+    dim3 grid(gpu::grid_for(most), static_cast<unsigned>(xs.size()));
+    finite_kernel<T><<<grid, gpu::kThreads, 0, gpu::stream()>>>(d_table.data(), bad.data());
   });
-  gpu::check_launch("all_finite");
-  int host = 0;
-  gpu::download(&host, bad.data(), sizeof host);
-  return host == 0;
+  gpu::check_launch("first_non_finite");
+  gpu::download(host.data(), bad.data(), host.size() * sizeof(int));
+  for (size_t i = 0; i < host.size(); ++i)
+    if (host[i]) return static_cast<int64_t>(i);
+  return -1;
 }
 
 }  // namespace poslab::kernel::cuda

@@ -32,6 +32,9 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);  // cond != 
 void add_(const Tensor& dst, const Tensor& src, double alpha = 1);   // dst += alpha*src
 void scale_(const Tensor& dst, double alpha);                        // dst *= alpha
 bool all_finite(const Tensor& x);
+// Index of the first of xs holding a NaN or +-inf, or -1: on the GPU one launch and one
+// read-back for the whole list (the trainer checks every weight after every update).
+int64_t first_non_finite(const std::vector<Tensor>& xs);
 
 // ---- reductions (reduce.cpp) ----
 Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim);  // {} = all axes

@@ -107,7 +107,7 @@ TEST_CASE("cuda: unary maps, pow, affine, where", "[cuda]") {
       {cond, randn({7, 33}, 12), randn({33}, 13)}, {false, true, true}, 0, 0);
 }
 
-TEST_CASE("cuda: in-place add_, scale_ and all_finite", "[cuda]") {
+TEST_CASE("cuda: in-place add_, scale_, all_finite and first_non_finite", "[cuda]") {
   Tensor a = randn({3, 8}, 21), b = randn({8}, 22);
   Tensor ac = a.clone(), ag = on_gpu(a);
   kernel::add_(ac, b, -0.5);
@@ -121,6 +121,12 @@ TEST_CASE("cuda: in-place add_, scale_ and all_finite", "[cuda]") {
   bad.slice(0, 2, 3).slice(1, 5, 6).fill_(std::numeric_limits<double>::infinity());
   REQUIRE_FALSE(kernel::all_finite(bad));
   REQUIRE_FALSE(kernel::all_finite(on_gpu(Tensor::full({4}, std::nan("")))));
+  // the list form (one launch, one read-back): the index of the first bad tensor, views walked
+  // with their strides
+  std::vector<Tensor> xs{on_gpu(randn({40, 33}, 23)), ag.clone(), bad, bad.slice(0, 0, 2)};
+  REQUIRE(kernel::first_non_finite(xs) == 2);
+  REQUIRE(kernel::first_non_finite({xs[0], xs[1], xs[3]}) == -1);
+  REQUIRE(kernel::first_non_finite({xs[0], bad.transpose(0, 1)}) == 1);
 }
 
 TEST_CASE("cuda: sums, means and maxima along any axes", "[cuda]") {

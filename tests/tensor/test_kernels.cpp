@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "tensor/fast_exp.h"
 #include "tensor/ops.h"
@@ -118,6 +119,18 @@ TEST_CASE("softmax and log-softmax are stable and match the closed form", "[kern
   Tensor ly = log_softmax(x);
   REQUIRE(ly.at({1, 2}) == Approx(3 - std::log(z)));
   REQUIRE(all_finite(softmax(vec({-1e30, 0, 1e30}, {3}))));
+}
+
+TEST_CASE("first_non_finite names the first tensor of a list holding NaN or inf", "[kernels]") {
+  std::vector<Tensor> xs{Tensor::zeros({3, 4}), Tensor::full({5}, 1.0), Tensor::zeros({2, 2})};
+  REQUIRE(first_non_finite(xs) == -1);
+  REQUIRE(first_non_finite({}) == -1);
+  xs[2].slice(0, 1, 2).fill_(std::nan(""));
+  REQUIRE(first_non_finite(xs) == 2);
+  xs[1].slice(0, 4, 5).fill_(-std::numeric_limits<double>::infinity());
+  REQUIRE(first_non_finite(xs) == 1);
+  // a strided view sees only its own elements
+  REQUIRE(first_non_finite({xs[1].slice(0, 0, 4)}) == -1);
 }
 
 TEST_CASE("cross-entropy of uniform logits is log V", "[kernels]") {
