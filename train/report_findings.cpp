@@ -122,27 +122,28 @@ void extrapolation_findings(const Study& s, std::vector<std::string>& out) {
 }
 
 void training_findings(const Study& s, std::vector<std::string>& out) {
-  std::vector<std::pair<double, std::string>> rank;
-  double spread = 0;
-  int seeds = 0;
+  std::vector<std::pair<Stat, std::string>> rank;  // (val ppl over seeds, pe), best first
   for (const auto& pe : s.pes) {
     const Stat st = train_val_ppl(s, pe);
     if (st.n == 0 || !std::isfinite(st.mean)) continue;
-    rank.push_back({st.mean, pe});
-    spread = std::max(spread, st.max - st.min), seeds = std::max(seeds, st.n);
+    rank.push_back({st, pe});
   }
-  std::sort(rank.begin(), rank.end());
+  std::sort(rank.begin(), rank.end(),
+            [](const auto& a, const auto& b) { return a.first.mean < b.first.mean; });
   if (rank.size() >= 2) {
     std::string t = "At the training length the schemes rank (val ppl, mean over seeds): ";
     for (size_t i = 0; i < rank.size(); ++i) {
-      t += (i ? " < " : "") + rank[i].second + " " + fmt(rank[i].first);
+      t += (i ? " < " : "") + rank[i].second + " " + fmt(rank[i].first.mean);
     }
     t += ".";
-    if (seeds >= 2) {
-      const double gap = rank[1].first - rank[0].first;
-      t += " The largest seed-to-seed range of one scheme is " + fmt(spread) +
-           " ppl; the gap between " + rank[0].second + " and " + rank[1].second + " is " +
-           fmt(gap) + (gap < spread ? ", within seed noise." : ", larger than the seed noise.");
+    // Seed noise of the two best: do their min-max ranges over the seeds overlap?
+    const Stat &a = rank[0].first, &b = rank[1].first;
+    if (std::min(a.n, b.n) >= 2) {
+      t += " The two best, " + rank[0].second + " (" + fmt(a.min) + "–" + fmt(a.max) + ") and " +
+           rank[1].second + " (" + fmt(b.min) + "–" + fmt(b.max) + " over " +
+           std::to_string(std::min(a.n, b.n)) + " seeds), " +
+           (a.max < b.min ? "do not overlap: the order holds for every seed."
+                          : "overlap: their order is within seed noise.");
     } else {
       t += " One seed only: small differences may be noise.";
     }

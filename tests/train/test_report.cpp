@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "data/atomic_file.h"
@@ -368,6 +369,35 @@ TEST_CASE("write_report with runs.csv alone says \"not run\" for every other par
   CHECK(md.find("(Figure training curves not drawn: no data for it.)") != std::string::npos);
   CHECK(fs::exists(d.path + "/plots/rope_rotation.svg"));  // drawn from the formula alone
   CHECK(md.find("## 8. What the numbers say") != std::string::npos);
+}
+
+TEST_CASE("the ranking at T0 says whether the two best schemes' seed ranges overlap", "[report]") {
+  const auto says_for = [](double rope1, double rope2, double alibi1, double alibi2) {
+    TempDir d;
+    std::string runs =
+        "run,pe,seed,steps,theta,causal,objective,params,train_loss,val_loss,tokens_per_s,"
+        "train_seconds\n";
+    for (auto [name, pe, seed, ppl] : {std::tuple{"rope_s1", "rope", 1, rope1},
+                                       {"rope_s2", "rope", 2, rope2},
+                                       {"alibi_s1", "alibi", 1, alibi1},
+                                       {"alibi_s2", "alibi", 2, alibi2},
+                                       {"none_s1", "none", 1, 30.0}})
+      runs += std::string(name) + "," + pe + "," + std::to_string(seed) + ",10,10000,true,lm,100," +
+              ln(ppl) + "," + ln(ppl) + ",5,1\n";
+    d.write("runs.csv", runs);
+    const std::string md = report_of(d);
+    const std::string says = md.substr(md.find("## 8. What the numbers say"));
+    return says.substr(0, says.find('\n', says.find("At the training length")));
+  };
+  // rope 9-10 and alibi 11-12: apart, whatever the seed
+  CHECK_THAT(says_for(9, 10, 11, 12),
+             Catch::Contains("rope 9.500 < alibi 11.50 < none 30.00. The two best, rope "
+                             "(9.000–10.00) and alibi (11.00–12.00 over 2 seeds), do not "
+                             "overlap: the order holds for every seed."));
+  // rope 9-11.5 and alibi 11-12: the means differ, the seeds do not agree
+  CHECK_THAT(says_for(9, 11.5, 11, 12),
+             Catch::Contains("The two best, rope (9.000–11.50) and alibi (11.00–12.00 over 2 "
+                             "seeds), overlap: their order is within seed noise."));
 }
 
 TEST_CASE("a malformed CSV fails naming the file and the line", "[report]") {
