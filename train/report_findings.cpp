@@ -52,9 +52,12 @@ void extrapolation_findings(const Study& s, std::vector<std::string>& out) {
     for (const long L : s.lengths) {
       if (std::isfinite(ppl(s, "learned", L))) last = L;
     }
+    const std::string untrained = "positions past its trained " + std::to_string(T0) +
+                                  " are rows of its table that training never updated";
     std::string t = "**learned**: val ppl " + change(a, b) + " from " + L_(T0) + " to " + L_(L1) +
-                    ": positions past its trained " + std::to_string(T0) +
-                    " are rows of its table that training never updated.";
+                    (b / a > 1.1 ? ": " + untrained + "."
+                                 : ", although " + untrained +
+                                       ": little of what it predicts rests on those rows.");
     if (last == T0) {
       t = "**learned**: val ppl " + fmt(a) + " at " + L_(T0) +
           "; not evaluated at longer lengths (its table has no rows there).";
