@@ -1,8 +1,13 @@
 // train_step.cpp — tokens/s of one training step of the canonical config (d=128, 4 layers,
 // 4 heads, T=256, batch 16) per scheme: forward, backward, clipping, AdamW. Median of several
 // steps after warm-up. Validates first: the loss of the first step is finite and near log V.
-// On the GPU each timed step ends with a synchronisation, so it counts the GPU's work.
+// On the GPU each timed step ends with a synchronisation, so it counts the GPU's work; the
+// `issue s` column is the median time the host took to issue forward and backward (their
+// launches return before the GPU has run them; clipping then waits for the GPU): when it is
+// close to s/step, the host's launches, not the GPU's work, set the pace.
 // Usage: bench_train_step [steps=6] [batch=16] [device=cpu|cuda]
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,7 +27,8 @@ int main(int argc, char** argv) {
   double bound = 27000;  // tokens/s at the ~0.15 s/step BLAS bound of issue 5 (CPU)
   if (device == Device::cuda)
     std::printf("# %s, batch %lld\n", cuda_device_name().c_str(), (long long)B);
-  std::printf("%-11s %10s %9s %8s\n", "pe", "tokens/s", "s/step", "of bound");
+  std::printf("%-11s %10s %9s %8s\n", "pe", "tokens/s", "s/step",
+              device == Device::cuda ? "issue s" : "of bound");
   for (const std::string& pe : pe_names()) {
     GPTConfig c;
     c.vocab_size = V, c.pe = parse_pe(pe), c.block_size = T, c.device = device;
@@ -35,11 +41,14 @@ int main(int argc, char** argv) {
     std::vector<Tensor> params;
     for (auto& p : m.parameters()) params.push_back(p.tensor);
     double first = 0;
+    std::vector<double> issue;  // seconds until forward and backward were issued
     auto step = [&] {
+      auto t0 = std::chrono::steady_clock::now();
       zero_grad(params);
       Tensor loss = m.loss(x, y);
       if (first == 0) first = loss.item();
       backward(loss);
+      issue.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       clip_grad_norm(opt.params(), 1.0);
       opt.step(1e-3);
       synchronize(device);
@@ -50,11 +59,14 @@ int main(int argc, char** argv) {
                    std::log(double(V)));
       return 1;
     }
+    issue.clear();
     double t = bench::median_seconds(step, reps, 1);
     double tps = B * T / t;
-    if (device == Device::cuda)
-      std::printf("%-11s %10.0f %9.4f %8s\n", pe.c_str(), tps, t, "-");
-    else
+    if (device == Device::cuda) {
+      issue.erase(issue.begin());  // the warm-up step
+      std::sort(issue.begin(), issue.end());
+      std::printf("%-11s %10.0f %9.4f %8.4f\n", pe.c_str(), tps, t, issue[issue.size() / 2]);
+    } else
       std::printf("%-11s %10.0f %9.3f %7.1f%%\n", pe.c_str(), tps, t, 100 * tps / bound);
   }
   return 0;

@@ -131,6 +131,11 @@ main() {
       done
     done
     note ""
+    note "Ours as printed (issue s: the host's time to issue forward and backward; close to s/step"
+    note "means the launches, not the GPU's work, set the pace):"
+    note ""
+    for B in 16 64; do sed 's/^/    /' "$WORK/ours_$B.txt" >>"$REPORT"; done
+    note ""
     note "## One evaluation window (no gradient), ours on the GPU; PyTorch eager at 4096 for reference"
     note ""
     for L in 4096 8192; do
