@@ -7,6 +7,7 @@
 #include "cublas_v2.h"
 
 extern "C" void emu_access(int on);
+extern "C" void emu_count(int what);
 
 template <class T>
 static cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
@@ -20,6 +21,7 @@ static cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, in
             m, n, k, lda, ldb, ldc, ta, tb);
     return CUBLAS_STATUS_INVALID_VALUE;
   }
+  emu_count(1);
   emu_access(1);
   for (int bi = 0; bi < batch; ++bi) {
     const T *a = A + bi * sa, *b = B + bi * sb;

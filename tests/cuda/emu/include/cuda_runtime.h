@@ -95,6 +95,8 @@ inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) {
 extern "C" void emu_access(int on);
 extern "C" void* emu_malloc(size_t n);
 extern "C" void emu_free(void* p);
+// counts for EMU_COUNTS (emu_runtime.cpp): 0 launch, 1 cuBLAS product, 2 copy, 3 memset, 4 wait
+extern "C" void emu_count(int what);
 inline cudaError_t cudaMalloc(void** p, size_t n) {
   *p = emu_malloc(n);
   return 0;
@@ -104,21 +106,25 @@ inline cudaError_t cudaFree(void* p) {
   return 0;
 }
 inline cudaError_t cudaDeviceSynchronize() {
+  emu_count(4);
   return 0;
 }
 inline cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind, cudaStream_t) {
+  emu_count(2);
   emu_access(1);
   memmove(d, s, n);
   emu_access(0);
   return 0;
 }
 inline cudaError_t cudaMemsetAsync(void* d, int v, size_t n, cudaStream_t) {
+  emu_count(3);
   emu_access(1);
   memset(d, v, n);
   emu_access(0);
   return 0;
 }
 inline cudaError_t cudaStreamSynchronize(cudaStream_t) {
+  emu_count(4);
   return 0;
 }
 inline cudaError_t cudaHostAlloc(void* p, size_t n, unsigned) {
@@ -138,6 +144,7 @@ inline cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) {
   return 0;
 }
 inline cudaError_t cudaEventSynchronize(cudaEvent_t) {
+  emu_count(4);
   return 0;
 }
 inline cudaError_t cudaMemGetInfo(size_t* f, size_t* t) {
@@ -280,6 +287,7 @@ void launch(Cfg c, void (*kernel)(P...), A&&... args) {
     throw std::runtime_error("emu: block > 1024 threads");
   if (c.grid.y > 65535 || c.grid.z > 65535) throw std::runtime_error("emu: grid.y/z > 65535");
   std::tuple<P...> params(std::forward<A>(args)...);
+  emu_count(0);
   gridDim = c.grid, blockDim = c.block;
   emu_access(1);
   for (unsigned z = 0; z < c.grid.z; ++z)
