@@ -68,7 +68,7 @@ Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* row_loss)
   Tensor probs;
   Tensor loss = kernel::cross_entropy(logits, targets, &probs, row_loss);
   return record("cross_entropy", loss, {&logits}, [probs, targets](const Tensor& dl) {
-    return std::vector<Tensor>{kernel::cross_entropy_backward(probs, targets, dl.item())};
+    return std::vector<Tensor>{kernel::cross_entropy_backward(probs, targets, dl)};
   });
 }
 

@@ -49,7 +49,7 @@ Tensor softmax_backward(const Tensor& y, const Tensor& dy);
 Tensor log_softmax(const Tensor& x);
 Tensor log_softmax_backward(const Tensor& y, const Tensor& dy);
 Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Tensor* row_loss);
-Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, double dloss);
+Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, const Tensor& dloss);
 
 // ---- normalisation, activation, embedding (layer_norm.cu, gelu.cu, embedding.cu) ----
 Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps, Tensor* mean,

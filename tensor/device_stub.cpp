@@ -102,7 +102,7 @@ Tensor log_softmax_backward(const Tensor&, const Tensor&) {
 Tensor cross_entropy(const Tensor&, const Ids&, Tensor*, Tensor*) {
   no_cuda("cross_entropy");
 }
-Tensor cross_entropy_backward(const Tensor&, const Ids&, double) {
+Tensor cross_entropy_backward(const Tensor&, const Ids&, const Tensor&) {
   no_cuda("cross_entropy_backward");
 }
 Tensor layer_norm(const Tensor&, const Tensor&, const Tensor&, double, Tensor*, Tensor*) {

@@ -64,7 +64,9 @@ Tensor log_softmax_backward(const Tensor& y, const Tensor& dy);
 // Returns per-row losses in *row_loss when given (used by eval's per-position buckets).
 Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs,
                      Tensor* row_loss = nullptr);
-Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, double dloss);
+// dloss: the incoming gradient, one element on probs' device (read there: on the GPU the host
+// does not wait for it).
+Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, const Tensor& dloss);
 
 // ---- normalisation and activation ----
 Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps, Tensor* mean,

@@ -173,8 +173,13 @@ Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Te
 }
 
 // dz_nv = dloss * (p_nv - [v == t_n]) / N'   (0 on ignored rows)
-Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, double dloss) {
-  if (probs.device() == Device::cuda) return cuda::cross_entropy_backward(probs, targets, dloss);
+Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, const Tensor& dl) {
+  check_same("cross_entropy_backward", probs, dl);
+  if (dl.numel() != 1)
+    fail("cross_entropy_backward: expected a one-element incoming gradient, but got shape ",
+         shape_str(dl.shape()));
+  if (probs.device() == Device::cuda) return cuda::cross_entropy_backward(probs, targets, dl);
+  double dloss = dl.item();
   int64_t N = probs.size(0), V = probs.size(1), counted = 0;
   for (int32_t t : targets.data) counted += t >= 0;
   Tensor dz = Tensor::empty(probs.shape(), probs.dtype());

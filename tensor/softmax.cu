@@ -73,10 +73,12 @@ __global__ void cross_entropy_kernel(const T* z, const int32_t* target, T* probs
   if (threadIdx.x % 32 == 0) row_loss[r] = t < 0 ? T(0) : static_cast<T>(log(s) + m - z[r * V + t]);
 }
 
-// dz_nv = dloss (p_nv - [v == t_n]) / N'   (0 on ignored rows); s = dloss / N'
+// dz_nv = dloss (p_nv - [v == t_n]) / N'   (0 on ignored rows); s = dloss / N', with dloss
+// read on the device (the host never waits for it)
 template <class T>
-__global__ void cross_entropy_backward_kernel(const T* probs, const int32_t* target, T s, T* dz,
-                                              int64_t N, int64_t V) {
+__global__ void cross_entropy_backward_kernel(const T* probs, const int32_t* target, const T* dloss,
+                                              T inv_counted, T* dz, int64_t N, int64_t V) {
+  T s = *dloss * inv_counted;
   for (int64_t i = gpu::thread_index(); i < N * V; i += gpu::thread_count()) {
     int32_t t = target[i / V];
     T w = t >= 0 ? s : T(0);
@@ -141,7 +143,7 @@ Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Te
   return loss;
 }
 
-Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, double dloss) {
+Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, const Tensor& dloss) {
   int64_t N = probs.size(0), V = probs.size(1), counted = 0;
   for (int32_t t : targets.data) counted += t >= 0;
   Tensor dz = Tensor::empty(probs.shape(), probs.dtype(), Device::cuda);
@@ -150,7 +152,8 @@ Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, double dl
   dispatch(probs.dtype(), [&](auto zero) {
     using T = decltype(zero);
     cross_entropy_backward_kernel<T><<<gpu::grid_for(N * V), gpu::kThreads, 0, gpu::stream()>>>(
-        probs.data<T>(), t.data(), static_cast<T>(dloss / counted), dz.data<T>(), N, V);
+        probs.data<T>(), t.data(), dloss.data<T>(), static_cast<T>(1.0 / counted), dz.data<T>(), N,
+        V);
   });
   gpu::check_launch("cross_entropy_backward");
   return dz;

@@ -1,6 +1,7 @@
 // Device memory of the CPU emulator (see include/cuda_runtime.h): one mmap per allocation,
 // mapped PROT_NONE except while a kernel, a copy or a cuBLAS call runs (emu_access), so that
 // host code reading a device pointer crashes here as it would on a GPU.
+#include <execinfo.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <cstdio>
@@ -36,7 +37,8 @@ extern "C" void emu_free(void* p) {
 
 // With EMU_COUNTS set, the process prints at exit how many kernel launches, cuBLAS products,
 // copies, memsets and host waits (stream, event or device synchronisations) it made: the
-// host-side work of a GPU run, counted here since it does not depend on the device.
+// host-side work of a GPU run, counted here since it does not depend on the device. With
+// EMU_TRACE set, every host wait prints the call stack that made it.
 static long counts[5];
 extern "C" void emu_count(int what) {
   static bool registered = [] {
@@ -49,4 +51,9 @@ extern "C" void emu_count(int what) {
   }();
   (void)registered;
   ++counts[what];
+  if (what == 4 && getenv("EMU_TRACE")) {
+    void* frames[12];
+    backtrace_symbols_fd(frames, backtrace(frames, 12), 2);
+    fprintf(stderr, "----\n");
+  }
 }
