@@ -169,9 +169,11 @@ main() {
       note "finished in ${secs} s ($((secs / 60)) min $((secs % 60)) s)"
       cp "$S/REPORT.md" "$OUT/study_REPORT.md"
       cp "$S/runs.csv" "$OUT/study_runs.csv"
+    elif [ $rc = 124 ]; then
+      note "stopped at the ${lim} s limit after ${secs} s; rerun with scripts/gpu_check.sh study to"
+      note "give it the whole budget"
     else
-      note "exit code $rc after ${secs} s (124: stopped at the ${lim} s limit; rerun with"
-      note "scripts/gpu_check.sh study to give it the whole budget)"
+      note "failed: exit code $rc after ${secs} s (the error is at the end of gpu_check.log)"
     fi
     note ""
   fi
