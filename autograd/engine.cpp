@@ -131,8 +131,10 @@ void backward(const Tensor& root, const Tensor& grad) {
 }
 
 void zero_grad(const std::vector<Tensor>& params) {
+  std::vector<Tensor> grads;  // the buffers stay: the next backward adds into them
   for (const Tensor& p : params)
-    if (p.meta() && p.meta()->grad) p.meta()->grad->fill_(0);
+    if (p.meta() && p.meta()->grad) grads.push_back(*p.meta()->grad);
+  kernel::zero_(grads);
 }
 
 }  // namespace poslab

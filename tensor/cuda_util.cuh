@@ -106,6 +106,26 @@ inline unsigned grid_for(int64_t n, int threads = kThreads) {
   return static_cast<unsigned>(std::clamp<int64_t>(want, 1, int64_t(sm_count()) * 16));
 }
 
+// One launch over a whole list of contiguous tensors (a model's ~50 parameters or gradients):
+// a table of (pointer, size) uploaded once per call, and block row y of the grid walks tensor
+// y. table_grid gives each row enough blocks for the largest tensor to fill the GPU.
+template <class T>
+struct Span {
+  T* x;
+  int64_t n;
+};
+template <class T>
+DeviceArray<Span<T>> span_table(const std::vector<Tensor>& xs) {
+  std::vector<Span<T>> spans;
+  for (const Tensor& t : xs) spans.push_back({t.data<T>(), t.numel()});
+  return to_device(spans);
+}
+inline dim3 table_grid(const std::vector<Tensor>& xs) {
+  int64_t most = 1;
+  for (const Tensor& t : xs) most = std::max(most, t.numel());
+  return dim3(std::min<unsigned>(grid_for(most), 4 * sm_count()), static_cast<unsigned>(xs.size()));
+}
+
 __device__ __forceinline__ int64_t thread_index() {
   return int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
 }

@@ -69,6 +69,9 @@ void scale_(const Tensor&, double) {
 int64_t first_non_finite(const std::vector<Tensor>&) {
   no_cuda("first_non_finite");
 }
+void zero_(const std::vector<Tensor>&) {
+  no_cuda("zero_");
+}
 Tensor sum(const Tensor&, const std::vector<int64_t>&, bool) {
   no_cuda("sum");
 }

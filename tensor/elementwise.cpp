@@ -180,4 +180,15 @@ int64_t first_non_finite(const std::vector<Tensor>& xs) {
   return -1;
 }
 
+void zero_(const std::vector<Tensor>& xs) {
+  // the GPU's one-launch path takes contiguous tensors of one dtype (gradients are); anything
+  // else is zeroed one tensor at a time
+  bool one_launch = !xs.empty() && xs[0].device() == Device::cuda;
+  for (const Tensor& x : xs)
+    one_launch =
+        one_launch && x.device() == Device::cuda && x.dtype() == xs[0].dtype() && x.is_contiguous();
+  if (one_launch) return cuda::zero_(xs);
+  for (const Tensor& x : xs) x.fill_(0);
+}
+
 }  // namespace poslab::kernel

@@ -70,6 +70,14 @@ __global__ void finite_kernel(const FiniteEntry<T>* table, int* bad) {
     if (!isfinite(e.x[e.l.at(i)])) bad[blockIdx.y] = 1;
 }
 
+// x = 0 for every tensor of a table (block row y zeroes tensor y): zero_grad in one launch
+// instead of one memset per parameter.
+template <class T>
+__global__ void zero_kernel(const gpu::Span<T>* table) {
+  const gpu::Span<T>& e = table[blockIdx.y];
+  for (int64_t i = gpu::thread_index(); i < e.n; i += gpu::thread_count()) e.x[i] = T(0);
+}
+
 // out (contiguous) = f(x) for any strides of x; out may be x itself.
 void map_into(const char* name, Map op, const Tensor& out, const Tensor& x, double p, double q) {
   int64_t n = x.numel();
@@ -156,7 +164,6 @@ int64_t first_non_finite(const std::vector<Tensor>& xs) {
   dispatch(xs[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
     std::vector<FiniteEntry<T>> table;
-    int64_t most = 1;
     for (const Tensor& x : xs) {
       if (x.dtype() != xs[0].dtype() || x.device() != Device::cuda)
         fail("first_non_finite: expected cuda tensors of one dtype, but got ",
@@ -164,17 +171,26 @@ int64_t first_non_finite(const std::vector<Tensor>& xs) {
              device_name(x.device()));
       table.push_back({gpu::storage_ptr<T>(x),
                        gpu::make_layouts("first_non_finite", x.shape(), {&x})[0], x.numel()});
-      most = std::max(most, x.numel());
     }
     auto d_table = gpu::to_device(table);
-    dim3 grid(gpu::grid_for(most), static_cast<unsigned>(xs.size()));
-    finite_kernel<T><<<grid, gpu::kThreads, 0, gpu::stream()>>>(d_table.data(), bad.data());
+    finite_kernel<T>
+        <<<gpu::table_grid(xs), gpu::kThreads, 0, gpu::stream()>>>(d_table.data(), bad.data());
   });
   gpu::check_launch("first_non_finite");
   gpu::download(host.data(), bad.data(), host.size() * sizeof(int));
   for (size_t i = 0; i < host.size(); ++i)
     if (host[i]) return static_cast<int64_t>(i);
   return -1;
+}
+
+void zero_(const std::vector<Tensor>& xs) {
+  if (xs.empty()) return;
+  dispatch(xs[0].dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    auto table = gpu::span_table<T>(xs);  // data<T>() checks each dtype
+    zero_kernel<T><<<gpu::table_grid(xs), gpu::kThreads, 0, gpu::stream()>>>(table.data());
+  });
+  gpu::check_launch("zero_");
 }
 
 }  // namespace poslab::kernel::cuda

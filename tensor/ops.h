@@ -35,6 +35,8 @@ bool all_finite(const Tensor& x);
 // Index of the first of xs holding a NaN or +-inf, or -1: on the GPU one launch and one
 // read-back for the whole list (the trainer checks every weight after every update).
 int64_t first_non_finite(const std::vector<Tensor>& xs);
+// Sets every tensor of xs to 0: on the GPU one launch for the whole list (zero_grad, each step).
+void zero_(const std::vector<Tensor>& xs);
 
 // ---- reductions (reduce.cpp) ----
 Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim);  // {} = all axes

@@ -35,16 +35,10 @@ __global__ void adamw_kernel(const AdamWEntry<T>* table, AdamWArgs a) {
   }
 }
 
-template <class T>
-struct Span {
-  T* x;
-  int64_t n;
-};
-
 // partial[y * gridDim.x + x] = sum of squares of the elements block (x, y) visits
 template <class T>
-__global__ void sum_squares_kernel(const Span<T>* table, double* partial) {
-  Span<T> e = table[blockIdx.y];
+__global__ void sum_squares_kernel(const gpu::Span<T>* table, double* partial) {
+  gpu::Span<T> e = table[blockIdx.y];
   double acc = 0;
   for (int64_t i = gpu::thread_index(); i < e.n; i += gpu::thread_count())
     acc += double(e.x[i]) * double(e.x[i]);
@@ -53,23 +47,9 @@ __global__ void sum_squares_kernel(const Span<T>* table, double* partial) {
 }
 
 template <class T>
-__global__ void scale_kernel(const Span<T>* table, T factor) {
-  Span<T> e = table[blockIdx.y];
+__global__ void scale_kernel(const gpu::Span<T>* table, T factor) {
+  gpu::Span<T> e = table[blockIdx.y];
   for (int64_t i = gpu::thread_index(); i < e.n; i += gpu::thread_count()) e.x[i] *= factor;
-}
-
-// Blocks per tensor: enough for the largest tensor to fill the GPU in one pass.
-unsigned blocks_per_tensor(const std::vector<Tensor>& ts) {
-  int64_t most = 1;
-  for (const Tensor& t : ts) most = std::max(most, t.numel());
-  return std::min<unsigned>(gpu::grid_for(most), 4 * gpu::sm_count());
-}
-
-template <class T>
-gpu::DeviceArray<Span<T>> span_table(const std::vector<Tensor>& ts) {
-  std::vector<Span<T>> spans;
-  for (const Tensor& t : ts) spans.push_back({t.data<T>(), t.numel()});
-  return gpu::to_device(spans);
 }
 
 }  // namespace
@@ -88,7 +68,7 @@ void adamw_update(const std::vector<Tensor>& params, const std::vector<Tensor>& 
                        params[i].numel(), decay[i]});
     }
     auto d_table = gpu::to_device(table);
-    dim3 grid(blocks_per_tensor(params), static_cast<unsigned>(params.size()));
+    dim3 grid = gpu::table_grid(params);
     adamw_kernel<T><<<grid, gpu::kThreads, 0, gpu::stream()>>>(d_table.data(), a);
   });
   gpu::check_launch("adamw");
@@ -101,8 +81,8 @@ double clip_grad_norm(const std::vector<Tensor>& grads, double max_norm) {
     using T = decltype(zero);
     for (const Tensor& g : grads)
       if (!g.is_contiguous()) fail("clip_grad_norm: expected contiguous gradients on cuda");
-    auto table = span_table<T>(grads);
-    dim3 grid(blocks_per_tensor(grads), static_cast<unsigned>(grads.size()));
+    auto table = gpu::span_table<T>(grads);
+    dim3 grid = gpu::table_grid(grads);
     Storage partial(grid.x * grid.y * sizeof(double), Device::cuda),
         total(sizeof(double), Device::cuda);
     sum_squares_kernel<T><<<grid, gpu::kThreads, 0, gpu::stream()>>>(

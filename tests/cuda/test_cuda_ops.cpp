@@ -107,7 +107,7 @@ TEST_CASE("cuda: unary maps, pow, affine, where", "[cuda]") {
       {cond, randn({7, 33}, 12), randn({33}, 13)}, {false, true, true}, 0, 0);
 }
 
-TEST_CASE("cuda: in-place add_, scale_, all_finite and first_non_finite", "[cuda]") {
+TEST_CASE("cuda: in-place add_, scale_, all_finite, first_non_finite and zero_", "[cuda]") {
   Tensor a = randn({3, 8}, 21), b = randn({8}, 22);
   Tensor ac = a.clone(), ag = on_gpu(a);
   kernel::add_(ac, b, -0.5);
@@ -127,6 +127,15 @@ TEST_CASE("cuda: in-place add_, scale_, all_finite and first_non_finite", "[cuda
   REQUIRE(kernel::first_non_finite(xs) == 2);
   REQUIRE(kernel::first_non_finite({xs[0], xs[1], xs[3]}) == -1);
   REQUIRE(kernel::first_non_finite({xs[0], bad.transpose(0, 1)}) == 1);
+  // zero_: one launch for a list of contiguous tensors, one fill per tensor otherwise
+  std::vector<Tensor> zs{xs[0].clone(), bad.clone(), on_gpu(Tensor::full({7}, 3.0))};
+  kernel::zero_(zs);
+  for (const Tensor& z : zs)
+    for (double v : z.to_vector()) REQUIRE(v == 0);
+  Tensor part = xs[0].clone();
+  kernel::zero_({part.slice(0, 0, 2), zs[2]});
+  REQUIRE(part.slice(0, 2, 40).to_vector() == xs[0].slice(0, 2, 40).to_vector());
+  for (double v : part.slice(0, 0, 2).to_vector()) REQUIRE(v == 0);
 }
 
 TEST_CASE("cuda: sums, means and maxima along any axes", "[cuda]") {

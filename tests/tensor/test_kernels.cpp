@@ -133,6 +133,15 @@ TEST_CASE("first_non_finite names the first tensor of a list holding NaN or inf"
   REQUIRE(first_non_finite({xs[1].slice(0, 0, 4)}) == -1);
 }
 
+TEST_CASE("zero_ sets every tensor of a list to 0, views only where they look", "[kernels]") {
+  Tensor a = Tensor::full({3, 4}, 2.0), b = Tensor::full({5}, std::nan("")),
+         c = Tensor::full({4, 2}, 1.0);
+  zero_({a, b, c.slice(0, 1, 3)});
+  for (const Tensor& t : {a, b})
+    for (double v : t.to_vector()) REQUIRE(v == 0);
+  REQUIRE(c.to_vector() == std::vector<double>{1, 1, 0, 0, 0, 0, 1, 1});
+}
+
 TEST_CASE("cross-entropy of uniform logits is log V", "[kernels]") {
   Tensor logits = Tensor::zeros({4, 10}, DType::f64);
   Ids t{{0, 3, 9, 5}, {4}};
