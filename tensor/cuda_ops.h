@@ -30,8 +30,8 @@ Tensor affine(const Tensor& x, double scale, double shift);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 void add_(const Tensor& dst, const Tensor& src, double alpha);
 void scale_(const Tensor& dst, double alpha);
-int64_t first_non_finite(const std::vector<Tensor>& xs);
-void zero_(const std::vector<Tensor>& xs);  // contiguous tensors of one dtype
+int64_t first_non_finite(const std::vector<Tensor>& xs);  // GPU tensors of one dtype
+void zero_(const std::vector<Tensor>& xs);                // contiguous GPU tensors of one dtype
 
 // ---- reductions (reduce.cu) ----
 Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim);

@@ -173,21 +173,26 @@ bool all_finite(const Tensor& x) {
   return ok;
 }
 
+// Whether a list op can take the GPU's one-launch path: every tensor on the GPU and of one
+// dtype (a model's weights and gradients are), and contiguous where the kernel walks raw
+// spans. Any other list is handled one tensor at a time.
+static bool one_gpu_launch(const std::vector<Tensor>& xs, bool need_contiguous) {
+  for (const Tensor& x : xs)
+    if (x.device() != Device::cuda || x.dtype() != xs[0].dtype() ||
+        (need_contiguous && !x.is_contiguous()))
+      return false;
+  return !xs.empty();
+}
+
 int64_t first_non_finite(const std::vector<Tensor>& xs) {
-  if (!xs.empty() && xs[0].device() == Device::cuda) return cuda::first_non_finite(xs);
+  if (one_gpu_launch(xs, false)) return cuda::first_non_finite(xs);
   for (size_t i = 0; i < xs.size(); ++i)
     if (!all_finite(xs[i])) return static_cast<int64_t>(i);
   return -1;
 }
 
 void zero_(const std::vector<Tensor>& xs) {
-  // the GPU's one-launch path takes contiguous tensors of one dtype (gradients are); anything
-  // else is zeroed one tensor at a time
-  bool one_launch = !xs.empty() && xs[0].device() == Device::cuda;
-  for (const Tensor& x : xs)
-    one_launch =
-        one_launch && x.device() == Device::cuda && x.dtype() == xs[0].dtype() && x.is_contiguous();
-  if (one_launch) return cuda::zero_(xs);
+  if (one_gpu_launch(xs, true)) return cuda::zero_(xs);
   for (const Tensor& x : xs) x.fill_(0);
 }
 

@@ -4,8 +4,6 @@
 // RoPE scaling, KV-cache decoding, checkpoints, the caching allocator's reuse, and the trainer
 // (`poslab train` on the GPU against the CPU, paused and resumed).
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 #include "data/corpus.h"
 #include "nn/attention_op.h"
@@ -16,6 +14,7 @@
 #include "tests/support/temp_dir.h"
 #include "train/checkpoint.h"
 #include "train/optimizer.h"
+#include "train/report.h"
 #include "train/trainer.h"
 
 using namespace poslab;
@@ -304,18 +303,11 @@ TEST_CASE("cuda: the caching allocator reuses memory across training steps", "[c
   REQUIRE(cuda_alloc_stats().bytes_cached > 0);
 }
 
-// The val_loss column of a run's log.csv (step,lr,train_loss,val_loss,grad_norm,tokens_per_s).
+// The val_loss column of a run's log.csv, read as the report reads it.
 static std::vector<double> logged_val_losses(const std::string& log_csv) {
-  std::ifstream in(log_csv);
-  std::string line;
-  std::getline(in, line);  // header
+  report_detail::Csv csv = report_detail::read_csv(log_csv, {"val_loss"});
   std::vector<double> out;
-  while (std::getline(in, line)) {
-    std::stringstream row(line);
-    std::string cell;
-    for (int c = 0; c < 4; ++c) std::getline(row, cell, ',');
-    out.push_back(std::stod(cell));
-  }
+  for (size_t r = 0; r < csv.rows.size(); ++r) out.push_back(csv.number(r, "val_loss"));
   return out;
 }
 
