@@ -48,11 +48,6 @@ struct Dims {
   const double* freqs;  // (Tq, D/2) per-row rotation frequencies, or null
 };
 
-// Keys 0 .. visible-1 are seen by query row i (none when visible <= 0).
-__device__ __forceinline__ int64_t visible_keys(const Dims& a, int64_t i) {
-  return a.causal ? ::min(a.q_pos0 + i + 1, a.Tk) : a.Tk;
-}
-
 // The bias of (query row i, key j) of head h in log2 units; 0 without a table.
 __device__ __forceinline__ float bias2(const Dims& a, int64_t h, int64_t i, int64_t j) {
   if (!a.bias) return 0.f;

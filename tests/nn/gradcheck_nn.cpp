@@ -12,17 +12,10 @@
 #include "tests/support/gradcheck.h"
 
 using namespace poslab;
-using poslab::testing::GradcheckSettings;
+using poslab::testing::named;
 using poslab::testing::rand_leaf;
 
 namespace {
-
-GradcheckSettings named(std::vector<std::string> names, int64_t max_elems = -1) {
-  GradcheckSettings s;
-  s.names = std::move(names);
-  s.max_elems = max_elems;
-  return s;
-}
 
 struct Qkv {
   Tensor q, k, v;

@@ -11,18 +11,8 @@
 #include "tests/support/gradcheck.h"
 
 using namespace poslab;
-using poslab::testing::GradcheckSettings;
+using poslab::testing::named;
 using poslab::testing::rand_leaf;
-
-namespace {
-
-GradcheckSettings named(std::vector<std::string> names) {
-  GradcheckSettings s;
-  s.names = std::move(names);
-  return s;
-}
-
-}  // namespace
 
 TEST_CASE("gradcheck: rope: the rotation op, also on a strided view", "[gradcheck][posenc]") {
   RopeFrequencies f{rope_base_frequencies(4, 10000), 1, 1};

@@ -87,6 +87,14 @@ inline std::string unsafe_input(const std::vector<Tensor>& inputs, size_t k) {
   return "";
 }
 
+// Settings naming the inputs (the rows of `make gradcheck`'s tables), optionally sampling.
+inline GradcheckSettings named(std::vector<std::string> names, int64_t max_elems = -1) {
+  GradcheckSettings s;
+  s.names = std::move(names);
+  s.max_elems = max_elems;
+  return s;
+}
+
 // Input k's element i (flat), sampled evenly when only `count` of n are checked.
 inline int64_t sample_index(int64_t c, int64_t count, int64_t n) {
   return count == n ? c : (c * n) / count + (c * 7919) % std::max<int64_t>(n / count, 1);
