@@ -36,9 +36,12 @@ TEST_CASE("gradcheck: rope: the rotation with every scaling's tables", "[gradche
        {ScalingKind::none, ScalingKind::linear, ScalingKind::ntk, ScalingKind::yarn}) {
     RoPE rope(8, 10000);
     rope.set_scaling({k, 4, 8});
+    std::string what = k == ScalingKind::none
+                           ? "no scaling"
+                           : std::string("scaling ") + scaling_name(k) + " (s = 4)";
     CHECK_GRADCHECK(
-        std::string("rope: rotate, scaling ") + scaling_name(k) + " (s = 4)",
-        [&rope](auto& v) { return rope.rotate(v[0], 26, 32); }, {x}, named({"x"}));
+        "rope: rotate, " + what, [&rope](auto& v) { return rope.rotate(v[0], 26, 32); }, {x},
+        named({"x"}));
   }
   // dynamic: each row's own frequencies (dynamic_row_frequencies, what attention receives),
   // as cos/sin tables of the row's position: row t is rotated as the query at t would be
