@@ -1,5 +1,6 @@
 # poslab's front door. On a fresh Debian machine:
 #   make test          install what is missing, build (Release), run every test
+#   make gradcheck     gradient-check each encoding: one table per encoding, non-zero on failure
 #   make experiments   install what is missing, build, run the whole study -> results/REPORT.md
 # Also: make experiments-quick, make bench, make debug, make sanitize, make format, make clean,
 # make gpu-bundle (the binaries scripts/gpu_check.sh runs on a GPU machine), make cuda-emu (the
@@ -13,8 +14,8 @@ DEVICE  ?= cpu
 export OMP_WAIT_POLICY ?= PASSIVE
 
 FUZZ_SECONDS ?= 60
-.PHONY: all deps build test experiments experiments-quick bench debug sanitize fuzz format clean \
-	gpu-bundle cuda-emu
+.PHONY: all deps build test gradcheck experiments experiments-quick bench debug sanitize fuzz \
+	format clean gpu-bundle cuda-emu
 
 all: build
 
@@ -29,6 +30,12 @@ build: deps $(BUILD)/CMakeCache.txt
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Gradient-checks every encoding (and the ops below them) against central finite differences
+# in f64, and prints one table per encoding; exits non-zero on a failure.
+gradcheck: deps $(BUILD)/CMakeCache.txt
+	$(CMAKE) --build $(BUILD) -j $(JOBS) --target gradcheck
+	$(BUILD)/tests/gradcheck
 
 experiments: build
 	$(BUILD)/train/poslab experiments --out results --device $(DEVICE) $(if $(STEPS),--steps $(STEPS))
