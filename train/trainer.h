@@ -8,7 +8,7 @@
 //   model.safetensors   the model (SPEC 4), written atomically
 //   state.safetensors   everything --resume needs in one atomic file: the weights, AdamW's
 //                       moments, the step and the batch sampler's RNG state
-//   log.csv             step, lr, train_loss, val_loss, grad_norm, tokens_per_s
+//   log.csv             one row per evaluation (train/log.h has its columns)
 //   vocab.json          a copy of the corpus vocabulary, for `poslab generate`
 // --resume continues exactly: 20 steps equal 10 steps, a resume, and 10 more, byte for byte.
 // A NaN/inf loss or gradient stops the run naming the step (and the tensor); the last good

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "train/plot.h"
-#include "train/report.h"
+#include "train/study/plot.h"
+#include "train/study/report.h"
 
 namespace poslab::report_detail {
 namespace {
