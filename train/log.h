@@ -7,7 +7,12 @@
 //   train_loss    mean training loss since the previous row (nats)
 //   val_loss      mean loss over the fixed val batches (nats)
 //   grad_norm     global gradient norm of that step, before clipping
-//   tokens_per_s  tokens trained / seconds since the process started
+//   tokens_per_s  training throughput: tokens trained / seconds spent in training steps,
+//                 since the process started (evaluation and checkpoint time excluded)
+//   eval_seconds  seconds spent in val evaluations and checkpoint writes since the process
+//                 started, up to this row's evaluation (its own checkpoint comes after it)
+// A resumed run counts both from its restart. Logs written before eval_seconds existed read
+// with eval_seconds = NaN.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -17,7 +22,7 @@ namespace poslab {
 
 struct LogRow {
   int64_t step = 0;
-  double lr = 0, train_loss = 0, val_loss = 0, grad_norm = 0, tokens_per_s = 0;
+  double lr = 0, train_loss = 0, val_loss = 0, grad_norm = 0, tokens_per_s = 0, eval_seconds = 0;
 };
 
 const std::vector<std::string>& log_columns();

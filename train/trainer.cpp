@@ -271,6 +271,10 @@ double Trainer::step(int64_t step, double lr) {
   return l;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 TrainResult Trainer::run() {
   if (start_ >= o_.steps)
     fail("--resume: the run already finished (step ", start_, " of --steps ", o_.steps, ")");
@@ -278,21 +282,23 @@ TrainResult Trainer::run() {
   g_interrupted = 0;
   Progress progress(o_.steps, start_, o_.quiet);
   TrainResult res;
-  double loss_acc = 0;
+  double loss_acc = 0, train_secs = 0, eval_secs = 0;  // time in steps / in evals + checkpoints
   int64_t loss_n = 0, tokens = 0;
-  auto t0 = std::chrono::steady_clock::now();
   double max_lr = o_.adam.lr, min_lr = o_.adam.lr * o_.min_lr_ratio;
   for (int64_t s = start_; s < o_.steps; ++s) {
     double lr = lr_at(s, o_.warmup, o_.steps, max_lr, min_lr);
+    auto t0 = std::chrono::steady_clock::now();
     double l = step(s, lr);
+    train_secs += seconds_since(t0);
     loss_acc += l, ++loss_n, tokens += o_.batch * o_.model.block_size;
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    double tps = tokens / std::max(secs, 1e-9);
+    double tps = tokens / std::max(train_secs, 1e-9);  // training throughput only
     progress.update(s + 1, l, lr, tps);
     bool last = s + 1 == o_.steps, pause = o_.stop_after > 0 && s + 1 == o_.stop_after;
+    t0 = std::chrono::steady_clock::now();
     if ((s + 1) % o_.eval_every == 0 || last || pause || g_interrupted) {
       double vl = val_loss();
-      log_.push_back({s + 1, lr, loss_acc / loss_n, vl, grad_norm_, tps});
+      log_.push_back(
+          {s + 1, lr, loss_acc / loss_n, vl, grad_norm_, tps, eval_secs + seconds_since(t0)});
       progress.note("step " + std::to_string(s + 1) + ": train loss " +
                     fmt(loss_acc / loss_n, "%.4f") + ", val loss " + fmt(vl, "%.4f"));
       res.train_loss = loss_acc / loss_n;
@@ -300,6 +306,7 @@ TrainResult Trainer::run() {
       loss_acc = 0, loss_n = 0;
     }
     if ((s + 1) % o_.ckpt_every == 0 || last || pause || g_interrupted) checkpoint(s + 1);
+    eval_secs += seconds_since(t0);
     res.steps = s + 1;
     res.tokens_per_s = tps;
     if (g_interrupted) {

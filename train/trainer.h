@@ -46,7 +46,7 @@ struct TrainResult {
   int64_t steps = 0;
   double train_loss = 0;  // mean over the last eval interval
   double val_loss = 0;
-  double tokens_per_s = 0;
+  double tokens_per_s = 0;  // training throughput (evaluation and checkpoint time excluded)
 };
 
 void validate(const TrainOptions& o);  // flags out of range: named errors

@@ -9,6 +9,7 @@
 #include "tests/support/temp_dir.h"
 #include "train/checkpoint.h"
 #include "train/eval.h"
+#include "train/log.h"
 #include "train/trainer.h"
 
 using namespace poslab;
@@ -243,4 +244,29 @@ TEST_CASE("eval follows SPEC 5: windows, tokens, buckets, and clear length error
   std::vector<uint16_t> short_split(5, 1);
   REQUIRE_THROWS_WITH(evaluate(*ck.model, short_split, 8, 0, 4, "val"),
                       Contains("holds 5 tokens, fewer than --len + 1 = 9"));
+}
+
+TEST_CASE("log.csv: training throughput, and evaluation time in its own column", "[train]") {
+  test::TempDir dir;
+  TrainOptions o = tiny_run(dir, PeKind::rope);
+  o.eval_every = 5;
+  o.eval_batches = 20;  // evaluations cost more than the steps between them
+  train(o);
+  const std::string text = read_file(o.out + "/log.csv");
+  REQUIRE(text.rfind("step,lr,train_loss,val_loss,grad_norm,tokens_per_s,eval_seconds\n", 0) == 0);
+  std::vector<LogRow> log = read_log(o.out + "/log.csv");
+  REQUIRE(log.size() == 4);
+  for (size_t i = 0; i < log.size(); ++i) {
+    CHECK(log[i].step == static_cast<int64_t>(5 * (i + 1)));
+    CHECK(log[i].tokens_per_s > 0);
+    CHECK(log[i].eval_seconds > 0);
+    if (i) CHECK(log[i].eval_seconds > log[i - 1].eval_seconds);  // cumulative
+  }
+  // A log written before eval_seconds existed still reads, with the column missing as NaN.
+  write_file_atomic(dir.file("old.csv"),
+                    "step,lr,train_loss,val_loss,grad_norm,tokens_per_s\n5,0.001,3,3.1,0.5,900\n");
+  std::vector<LogRow> old = read_log(dir.file("old.csv"));
+  REQUIRE(old.size() == 1);
+  CHECK(old[0].tokens_per_s == 900);
+  CHECK(std::isnan(old[0].eval_seconds));
 }
