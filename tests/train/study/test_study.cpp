@@ -84,11 +84,15 @@ std::string without_timing(const std::string& md) {
 
 }  // namespace
 
-TEST_CASE("a plan run through xargs -P 2 gives the report of the study made in one process",
-          "[study][slow]") {
+TEST_CASE(
+    "a plan run through xargs -P 2, and --jobs 2, give the report of the study made in "
+    "one process",
+    "[study][slow]") {
   test::TempDir d;
   const std::string bin = POSLAB_BIN, one = d.file("one"), two = d.file("two");
-  REQUIRE(sh(bin + " experiments --tiny --out " + one + " > /dev/null") == 0);
+  const std::string three = d.file("three");
+  REQUIRE(sh(bin + " experiments --tiny --jobs 1 --out " + one + " > /dev/null") == 0);
+  REQUIRE(sh(bin + " experiments --tiny --jobs 2 --out " + three + " > /dev/null") == 0);
   REQUIRE(sh(bin + " experiments --tiny --out " + two + " --plan > " + d.file("plan.txt")) == 0);
   REQUIRE(read_file(d.file("plan.txt")).find("--job task_passkey_alibi") != std::string::npos);
   REQUIRE(sh("xargs -P 2 -I{} sh -c '{} 2> /dev/null' < " + d.file("plan.txt")) == 0);
@@ -96,8 +100,12 @@ TEST_CASE("a plan run through xargs -P 2 gives the report of the study made in o
   CHECK(read_file(d.file("left.txt")).empty());  // nothing pending
   REQUIRE(sh(bin + " experiments --tiny --out " + two + " --report > /dev/null") == 0);
   for (const char* f : {"extrapolation.csv", "position_loss.csv", "mlm.csv", "tasks.csv", "loc.csv",
-                        "attention_rope.csv", "runs/rope_s1/model.safetensors"})
+                        "attention_rope.csv", "runs/rope_s1/model.safetensors"}) {
     CHECK(read_file(one + "/" + f) == read_file(two + "/" + f));
-  CHECK(without_timing(read_file(one + "/REPORT.md")) ==
-        without_timing(read_file(two + "/REPORT.md")));
+    CHECK(read_file(one + "/" + f) == read_file(three + "/" + f));
+  }
+  const std::string report = without_timing(read_file(one + "/REPORT.md"));
+  CHECK(report.find("## 5. Order and retrieval tasks") != std::string::npos);
+  CHECK(report == without_timing(read_file(two + "/REPORT.md")));
+  CHECK(report == without_timing(read_file(three + "/REPORT.md")));
 }
