@@ -1,5 +1,5 @@
 // report.cpp — write_report: REPORT.md, section by section, from the study's CSVs.
-// Reading the CSVs lives in report_csv.cpp, the figures in report_plots.cpp and the
+// Loading the results folder lives in report_data.cpp, the figures in report_plots.cpp and the
 // generated conclusions in report_findings.cpp; this file only lays out the markdown.
 #include "train/study/report.h"
 
@@ -458,7 +458,7 @@ void raw_section(Markdown& md, const Study& s) {
   }
   md.para(
       "The numbers behind every table and figure, as written by the experiment runner "
-      "(schemas in train/report.h):\n\n" +
+      "(columns in train/study/tables.h):\n\n" +
       list);
 }
 

@@ -1,4 +1,4 @@
-// Tests for train/plot.h: every figure is well-formed XML, text is escaped, axes follow the
+// Tests for train/study/plot.h: every figure is well-formed XML, text is escaped, axes follow the
 // layout formulas stated in plot.h, non-finite values leave gaps, output is deterministic.
 #include "train/study/plot.h"
 
