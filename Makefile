@@ -5,12 +5,13 @@
 # Also: make experiments-quick, make bench, make debug, make sanitize, make format, make clean,
 # make gpu-bundle (the binaries scripts/gpu_check.sh runs on a GPU machine), make cuda-emu (the
 # GPU tests on a CPU emulator of CUDA).
-# Overrides: STEPS=n DEVICE=cpu|cuda JOBS=n
+# Overrides: STEPS=n DEVICE=cpu|cuda JOBS=n (build) STUDY_JOBS=n (runs of the study made at once)
 JOBS    ?= $(shell nproc)
 BUILD   ?= build/release
 CMAKE   ?= cmake
 STEPS   ?=
 DEVICE  ?= cpu
+STUDY_JOBS ?=
 export OMP_WAIT_POLICY ?= PASSIVE
 
 FUZZ_SECONDS ?= 60
@@ -38,10 +39,12 @@ gradcheck: deps $(BUILD)/CMakeCache.txt
 	$(BUILD)/tests/gradcheck
 
 experiments: build
-	$(BUILD)/train/poslab experiments --out results --device $(DEVICE) $(if $(STEPS),--steps $(STEPS))
+	$(BUILD)/train/poslab experiments --out results --device $(DEVICE) $(if $(STEPS),--steps $(STEPS)) \
+	  $(if $(STUDY_JOBS),--jobs $(STUDY_JOBS))
 
 experiments-quick: build
-	$(BUILD)/train/poslab experiments --quick --out results-quick --device $(DEVICE) $(if $(STEPS),--steps $(STEPS))
+	$(BUILD)/train/poslab experiments --quick --out results-quick --device $(DEVICE) $(if $(STEPS),--steps $(STEPS)) \
+	  $(if $(STUDY_JOBS),--jobs $(STUDY_JOBS))
 
 bench: build
 	scripts/bench.sh $(BUILD)

@@ -13,8 +13,8 @@
 #include "tests/cuda/compare.h"
 #include "tests/support/temp_dir.h"
 #include "train/checkpoint.h"
+#include "train/log.h"
 #include "train/optimizer.h"
-#include "train/report.h"
 #include "train/trainer.h"
 
 using namespace poslab;
@@ -328,11 +328,10 @@ TEST_CASE("cuda: the caching allocator reuses memory across training steps", "[c
   REQUIRE(cuda_alloc_stats().bytes_cached > 0);
 }
 
-// The val_loss column of a run's log.csv, read as the report reads it.
+// The val_loss column of a run's log.csv, read as the study and the report read it.
 static std::vector<double> logged_val_losses(const std::string& log_csv) {
-  report_detail::Csv csv = report_detail::read_csv(log_csv, {"val_loss"});
   std::vector<double> out;
-  for (size_t r = 0; r < csv.rows.size(); ++r) out.push_back(csv.number(r, "val_loss"));
+  for (const LogRow& r : read_log(log_csv)) out.push_back(r.val_loss);
   return out;
 }
 
