@@ -212,7 +212,7 @@ int cmd_experiments(int argc, char** argv) {
   s.data = s.out + "/data/fortunes";
   tr.start("prepare the fortunes corpus");
   if (s.force || !fs::exists(s.data + "/val.bin"))
-    write_corpus(build_corpus(corpus_text("fortunes")), s.data);
+    write_corpus(prepare_corpus("fortunes"), s.data);
   tr.done(0.01);
   std::vector<std::string> vocab = load_vocab(s.data + "/vocab.json");
   std::vector<uint16_t> val = load_tokens(s.data + "/val.bin", vocab.size());
