@@ -39,6 +39,8 @@ struct PosencConfig {
   int64_t max_len = 0;   // learned: rows of wpe
   double theta = 10000;  // rope base
   DType dtype = DType::f32;
+  // learned: std of wpe's initial values, that of wte (0.02 or C^-0.5, nn/embedding.h)
+  double init_std = 0.02;
 };
 
 class PositionalEncoding {
