@@ -22,7 +22,7 @@
 //                  longer than a training window.
 //   anything else  the path of a UTF-8 text file, one source, taken as is except: a leading
 //                  BOM is dropped, CRLF becomes LF; invalid UTF-8 is an error naming the byte
-//                  offset; an empty file is an error. ("./fortunes" names a file.)
+//                  offset; an empty file is an error. ("./fortunes", "./kjv" name files.)
 //
 // Nothing here installs a package: a missing one is an error that names the apt-get command
 // (scripts/deps.sh, run by every make target, installs them all).

@@ -5,24 +5,16 @@
 #include <cmath>
 
 #include "nn/gpt.h"
+#include "tests/nn/tiny_gpt.h"
 #include "tests/support/gradcheck.h"
 
 using namespace poslab;
 using Catch::Contains;
 using poslab::testing::rand_leaf;
 
+// The shared tiny model with one embedding convention.
 static GPTConfig tiny(PeKind pe, EmbeddingKind embedding) {
-  GPTConfig c;
-  c.vocab_size = 7;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_embd = 8;
-  c.block_size = 6;
-  c.max_len = 8;
-  c.pe = pe;
-  c.embedding = embedding;
-  c.dtype = DType::f64;
-  return c;
+  return test::tiny(pe, /*causal=*/true, embedding);
 }
 
 // Every parameter redrawn with std 0.4 (the init's 0.02, 1s and 0s carry little signal).

@@ -4,25 +4,14 @@
 
 #include "nn/gpt.h"
 #include "posenc/rope.h"
+#include "tests/nn/tiny_gpt.h"
 #include "tests/support/gradcheck.h"
 
 using namespace poslab;
 using Catch::Contains;
 using poslab::testing::rand_leaf;
 
-static GPTConfig tiny(PeKind pe, bool causal = true) {
-  GPTConfig c;
-  c.vocab_size = 7;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_embd = 8;
-  c.block_size = 6;
-  c.max_len = 8;
-  c.pe = pe;
-  c.causal = causal;
-  c.dtype = DType::f64;
-  return c;
-}
+using poslab::test::tiny;
 
 static std::vector<Tensor> leaves(const GPT& m) {
   std::vector<Tensor> v;
