@@ -79,9 +79,8 @@ Checkpoint load_checkpoint(const std::string& path, Device device) {
   StFile f = load_safetensors(path);
   std::map<std::string, std::string> m(f.metadata.begin(), f.metadata.end());
   GPTConfig c;
-  auto pe = m.find("pe");
-  if (pe == m.end()) fail(path, ": __metadata__ lacks 'pe'");
-  c.pe = parse_pe(pe->second);
+  if (!m.count("pe")) fail(path, ": __metadata__ lacks 'pe'");
+  c.pe = parse_pe(meta_choice(m, "pe", path, pe_names(), ""));
   c.n_layer = meta_int(m, "n_layer", path, 1, 1024);
   c.n_head = meta_int(m, "n_head", path, 1, 1024);
   c.n_embd = meta_int(m, "n_embd", path, 1, 1 << 16);

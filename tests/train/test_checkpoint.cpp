@@ -1,5 +1,6 @@
 // Checkpoint metadata (SPEC 4) for the embedding convention: written, read back, absent in
-// older files (= gpt2), refused when unknown with the key and the file named.
+// older files (= gpt2), refused when unknown with the key and the file named; so is an
+// unknown pe.
 #include <catch2/catch.hpp>
 
 #include "tests/support/temp_dir.h"
@@ -68,4 +69,21 @@ TEST_CASE("checkpoint: an unknown embedding is refused naming the key and the fi
     REQUIRE_THROWS_WITH(load_checkpoint(bad), Contains(bad + ": __metadata__ 'embedding' = '" +
                                                        value + "' is not one of gpt2|scaled"));
   }
+}
+
+TEST_CASE("checkpoint: an unknown pe is refused naming the key and the file",
+          "[train][checkpoint][errors]") {
+  test::TempDir dir;
+  save_checkpoint(GPT(small(EmbeddingKind::gpt2), 1), 0, dir.file("ok.safetensors"));
+  const std::string bad = dir.file("bad.safetensors");
+  rewrite_metadata(dir.file("ok.safetensors"), bad, [](StMetadata& m) {
+    for (auto& [k, v] : m)
+      if (k == "pe") v = "xpos";
+  });
+  REQUIRE_THROWS_WITH(load_checkpoint(bad),
+                      Contains(bad + ": __metadata__ 'pe' = 'xpos' is not one of none|learned"));
+  rewrite_metadata(dir.file("ok.safetensors"), bad, [](StMetadata& m) {
+    std::erase_if(m, [](const auto& kv) { return kv.first == "pe"; });
+  });
+  REQUIRE_THROWS_WITH(load_checkpoint(bad), Contains(bad + ": __metadata__ lacks 'pe'"));
 }
