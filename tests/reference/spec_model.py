@@ -86,7 +86,10 @@ def synth_checkpoint(path, pe, n_layer, n_head, n_embd, vocab_size, T0, max_len=
     def rnd(*shape, sd=std):
         return torch.randn(*shape, generator=g, dtype=DT) * sd
 
-    w = {"transformer.wte.weight": rnd(vocab_size, d, sd=0.5)}
+    # scaled: wte drawn as its init (std d^-0.5), so the input sqrt(d) wte[ids] has per-dim std
+    # 1 and a position table still counts (0.5 * sqrt(d) would drown it)
+    emb_sd = 1 / math.sqrt(d) if embedding == "scaled" else 0.5
+    w = {"transformer.wte.weight": rnd(vocab_size, d, sd=emb_sd)}
     if pe == "learned":
         w["transformer.wpe.weight"] = rnd(max_len, d, sd=0.5)
     for i in range(n_layer):
