@@ -26,6 +26,27 @@ __attribute__((target("avx2"))) inline __m256i lane_mask(int64_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(m), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
+// Transposes the 8 x 8 block src[j*ld + k] (8 columns j of B^T, 8 values k each) into
+// dst[k*NR + j]: three rounds of shuffles (pairs, quads, 128-bit halves).
+__attribute__((target("avx2,fma"))) void transpose_8x8(const float* src, int64_t ld, float* dst) {
+  __m256 r[8], t[8], s[8];
+  for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(src + j * ld);
+  for (int j = 0; j < 8; j += 2) {  // t: (r_j[k], r_j+1[k]) pairs for k = 0,1 | 4,5 and 2,3 | 6,7
+    t[j] = _mm256_unpacklo_ps(r[j], r[j + 1]);
+    t[j + 1] = _mm256_unpackhi_ps(r[j], r[j + 1]);
+  }
+  for (int j = 0; j < 8; j += 4) {  // s[j + k]: rows j..j+3 at k | k + 4, for k = 0..3
+    s[j] = _mm256_shuffle_ps(t[j], t[j + 2], 0x44);
+    s[j + 1] = _mm256_shuffle_ps(t[j], t[j + 2], 0xEE);
+    s[j + 2] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0x44);
+    s[j + 3] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0xEE);
+  }
+  for (int k = 0; k < 4; ++k) {  // rows 0..3 and 4..7 joined: all 8 columns at k and k + 4
+    _mm256_storeu_ps(dst + k * NR, _mm256_permute2f128_ps(s[k], s[k + 4], 0x20));
+    _mm256_storeu_ps(dst + (k + 4) * NR, _mm256_permute2f128_ps(s[k], s[k + 4], 0x31));
+  }
+}
+
 // Packs op(B)[pc:pc+kc, j0:j0+NR] into dst[k*NR + j], zero past column n (the edge of C).
 __attribute__((target("avx2,fma"))) void pack_b_panel(const float* B, bool tb, int64_t ldb,
                                                       int64_t pc, int64_t kc, int64_t j0, int64_t n,
@@ -40,24 +61,17 @@ __attribute__((target("avx2,fma"))) void pack_b_panel(const float* B, bool tb, i
     }
     return;
   }
-  // B^T stored (N,K): op(B)[k, j] = B[j*ldb + k]; one gather fetches 8 columns of a row k.
-  if (ldb > (int64_t(1) << 27)) {  // gather offsets are 32-bit: 7*ldb must fit, else scalar
-    for (int64_t k = 0; k < kc; ++k)
-      for (int64_t j = 0; j < NR; ++j) dst[k * NR + j] = j < w ? B[(j0 + j) * ldb + pc + k] : 0.f;
-    return;
-  }
-  const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                                         _mm256_set1_epi32(static_cast<int>(ldb)));
-  const float* col0 = B + j0 * ldb + pc;
-  const bool right = w > 8;  // the panel reaches into its second 8 columns
-  const float* col8 = right ? B + (j0 + 8) * ldb + pc : col0;
-  const __m256 zero = _mm256_setzero_ps();
-  for (int64_t k = 0; k < kc; ++k) {
-    _mm256_storeu_ps(dst + k * NR,
-                     _mm256_mask_i32gather_ps(zero, col0 + k, idx, _mm256_castsi256_ps(m0), 4));
-    _mm256_storeu_ps(
-        dst + k * NR + 8,
-        right ? _mm256_mask_i32gather_ps(zero, col8 + k, idx, _mm256_castsi256_ps(m1), 4) : zero);
+  // B^T stored (N,K): op(B)[k, j] = B[j*ldb + k], 16 rows of B^T per panel. Full panels go
+  // 8 x 8 blocks at a time through registers; the last kc % 8 values of k, and a ragged panel,
+  // one by one.
+  int64_t k0 = 0;
+  if (w == NR)
+    for (; k0 + 8 <= kc; k0 += 8)
+      for (int64_t half = 0; half < NR; half += 8)
+        transpose_8x8(B + (j0 + half) * ldb + pc + k0, ldb, dst + k0 * NR + half);
+  for (int64_t j = 0; j < NR; ++j) {
+    const float* src = B + (j0 + j) * ldb + pc;
+    for (int64_t k = k0; k < kc; ++k) dst[k * NR + j] = j < w ? src[k] : 0.f;
   }
 }
 
