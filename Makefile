@@ -1,7 +1,7 @@
 # poslab's front door. On a fresh Debian machine:
 #   make test          install what is missing, build (Release), run every test
 #   make experiments   install what is missing, build, run the whole study -> results/REPORT.md
-# Also: make experiments-quick, make bench, make debug, make sanitize, make format, make clean,
+# Also: make experiments-quick, make bench, make test-portable, make debug, make sanitize, make format, make clean,
 # make gpu-bundle (the binaries scripts/gpu_check.sh runs on a GPU machine), make cuda-emu (the
 # GPU tests on a CPU emulator of CUDA).
 # Overrides: STEPS=n DEVICE=cpu|cuda JOBS=n
@@ -13,8 +13,8 @@ DEVICE  ?= cpu
 export OMP_WAIT_POLICY ?= PASSIVE
 
 FUZZ_SECONDS ?= 60
-.PHONY: all deps build test experiments experiments-quick bench debug sanitize fuzz format clean \
-	gpu-bundle cuda-emu
+.PHONY: all deps build test test-portable experiments experiments-quick bench debug sanitize fuzz \
+	format clean gpu-bundle cuda-emu
 
 all: build
 
@@ -29,6 +29,18 @@ build: deps $(BUILD)/CMakeCache.txt
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The portable build: plain x86-64 (SSE2, no -march=native), run twice: with POSLAB_ISA=generic
+# (no hand-written vector kernel: OpenBLAS multiplies, every loop as the compiler made it for
+# any x86-64 CPU) and with POSLAB_ISA=avx2 (the AVX2+FMA kernels, which an AVX-512 machine
+# would otherwise never run; skipped by the kernels' own tests where the CPU lacks AVX2).
+PORTABLE_BUILD ?= build/portable
+test-portable: deps
+	$(CMAKE) -S . -B $(PORTABLE_BUILD) -DCMAKE_BUILD_TYPE=Release -DPOSLAB_NATIVE=OFF \
+	  -DPOSLAB_CUDA=OFF -DCMAKE_CXX_FLAGS=-march=x86-64
+	$(CMAKE) --build $(PORTABLE_BUILD) -j $(JOBS)
+	cd $(PORTABLE_BUILD) && POSLAB_ISA=generic ctest --output-on-failure -j $(JOBS)
+	cd $(PORTABLE_BUILD) && POSLAB_ISA=avx2 ctest --output-on-failure -j $(JOBS)
 
 experiments: build
 	$(BUILD)/train/poslab experiments --out results --device $(DEVICE) $(if $(STEPS),--steps $(STEPS))
