@@ -54,12 +54,14 @@ run_ours() {
   local r=$1 l
   l=$(load)
   section "round $r: poslab bench_train_step, $steps steps"
-  ours "$build/bench/bench_train_step" "$steps" 16 | tee /dev/stderr |
-    awk -v r="$r" -v l="$l" 'NR > 1 {print "ours", $1, $2, l, r}' >>"$tmp/train"
+  ours "$build/bench/bench_train_step" "$steps" 16 >"$tmp/last"
+  cat "$tmp/last"
+  awk -v r="$r" -v l="$l" 'NR > 1 {print "ours", $1, $2, l, r}' "$tmp/last" >>"$tmp/train"
   for pe in rope alibi; do
     l=$(load)
-    ours "$build/bench/bench_eval_long" 4096 "$pe" | tee /dev/stderr |
-      awk -v r="$r" -v l="$l" '{print "ours", $1, $5, l, r}' >>"$tmp/eval"
+    ours "$build/bench/bench_eval_long" 4096 "$pe" >"$tmp/last"
+    cat "$tmp/last"
+    awk -v r="$r" -v l="$l" '{print "ours", $1, $5, l, r}' "$tmp/last" >>"$tmp/eval"
   done
 }
 run_torch() {
@@ -67,9 +69,10 @@ run_torch() {
   shift 2
   l=$(load)
   section "round $r: PyTorch eager, $name"
-  clean "$@" /usr/bin/python3 bench/torch_bench.py "$threads" "$steps" | tee /dev/stderr |
-    awk -v r="$r" -v l="$l" -v n="$name" '$3 == "train" {print n, $2, $4, l, r >> "'"$tmp/train"'"}
-      $3 == "eval4096" {print n, $2, $4, l, r >> "'"$tmp/eval"'"}'
+  clean "$@" /usr/bin/python3 bench/torch_bench.py "$threads" "$steps" >"$tmp/last"
+  cat "$tmp/last"
+  awk -v r="$r" -v l="$l" -v n="$name" '$3 == "train" {print n, $2, $4, l, r}' "$tmp/last" >>"$tmp/train"
+  awk -v r="$r" -v l="$l" -v n="$name" '$3 == "eval4096" {print n, $2, $4, l, r}' "$tmp/last" >>"$tmp/eval"
 }
 : >"$tmp/train"
 : >"$tmp/eval"
