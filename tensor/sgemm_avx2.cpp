@@ -126,17 +126,17 @@ __attribute__((target("avx2,fma"))) void micro_kernel(int64_t kc, const float* a
         acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
       }
     }
-  } else {  // rows of stored A (cs == 1): two row pointers, each reaching three rows
-    const float *a0 = a, *a3 = a + 3 * rs;
-    for (int64_t k = 0; k < kc; ++k, ++a0, ++a3, b += NR) {
+  } else {  // rows of stored A (cs == 1): one pointer per row, one broadcast live at a time
+    const float* row[MR];
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; ++i) row[i] = a + i * rs;
+    for (int64_t k = 0; k < kc; ++k, b += NR) {
       __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-#pragma GCC unroll 3
-      for (int i = 0; i < 3; ++i) {
-        __m256 x0 = _mm256_broadcast_ss(a0 + i * rs), x3 = _mm256_broadcast_ss(a3 + i * rs);
-        acc[i][0] = _mm256_fmadd_ps(x0, b0, acc[i][0]);
-        acc[i][1] = _mm256_fmadd_ps(x0, b1, acc[i][1]);
-        acc[i + 3][0] = _mm256_fmadd_ps(x3, b0, acc[i + 3][0]);
-        acc[i + 3][1] = _mm256_fmadd_ps(x3, b1, acc[i + 3][1]);
+#pragma GCC unroll 6
+      for (int i = 0; i < MR; ++i) {
+        __m256 ai = _mm256_broadcast_ss(row[i] + k);
+        acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
+        acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
       }
     }
   }
