@@ -124,8 +124,10 @@ get() { awk -v p="$2" -v s="$3" -v f="$4" '$1 == p && $2 == s {print $f}' "$1"; 
   for pe in rope alibi; do
     o=$(get "$tmp/eval.sum" ours "$pe" 3)
     t=$(awk -v a="$(get "$tmp/eval.sum" torch-default "$pe" 3)" -v b="$(get "$tmp/eval.sum" torch-blas1 "$pe" 3)" 'BEGIN {print (b > a ? b : a) + 0}')
-    awk -v pe="$pe" -v o="$o" -v t="$t" -v l="$(get "$tmp/eval.sum" ours "$pe" 6)" 'BEGIN {
-      printf "| %s | %s | %s | %s | %s |\n", pe, o, (t > 0 ? t : "-"), (t > 0 ? sprintf("%.2fx", o / t) : "-"), l }'
+    awk -v pe="$pe" -v o="$o" -v t="$t" -v l="$(get "$tmp/eval.sum" ours "$pe" 6)" \
+      -v lo="$(get "$tmp/eval.sum" ours "$pe" 4)" -v hi="$(get "$tmp/eval.sum" ours "$pe" 5)" 'BEGIN {
+      printf "| %s | %s (%s-%s) | %s | %s | %s%s |\n", pe, o, lo, hi, (t > 0 ? t : "-"),
+        (t > 0 ? sprintf("%.2fx", o / t) : "-"), l, (l > 0.3 ? " (busy)" : "") }'
   done
 } >"$out.tmp"
 
