@@ -9,12 +9,15 @@ Training: the median of `steps` timed steps after 2 untimed ones (3 on cuda); ev
 median of 3 windows after one untimed one. The threads are set with torch.set_num_threads;
 scripts/bench.sh runs this with PyTorch's own defaults otherwise (no OMP_/OPENBLAS_ variable
 of ours in its environment).
+BENCH_CLOCK=cpu times with the process's CPU time instead of wall time, as bench/bench_util.h
+does (development on a shared machine; scripts/bench.sh never sets it).
 Usage: torch_bench.py [threads] [steps] [cpu|cuda] [batch] [explicit|sdpa]
 On cuda each timed step ends with torch.cuda.synchronize(). `sdpa` replaces the written-out
 attention (scores, mask, softmax, P v) with F.scaled_dot_product_attention, PyTorch's fused
 kernels; the default is the same explicit attention as on the CPU.
 """
 import math
+import os
 import sys
 import time
 
@@ -27,6 +30,7 @@ dev = torch.device(sys.argv[3] if len(sys.argv) > 3 else "cpu")
 B = int(sys.argv[4]) if len(sys.argv) > 4 else 16
 attn = sys.argv[5] if len(sys.argv) > 5 else "explicit"
 torch.set_num_threads(threads)
+clock = time.process_time if os.environ.get("BENCH_CLOCK") == "cpu" else time.perf_counter
 V, C, L, H, T = 105, 128, 4, 4, 256
 D = C // H
 
@@ -109,7 +113,7 @@ for pe in ["none", "learned", "sinusoidal", "rope", "alibi"]:
     times = []
     for i in range(steps + warmup):
         sync()
-        t0 = time.perf_counter()
+        t0 = clock()
         opt.zero_grad(set_to_none=True)
         loss = F.cross_entropy(m(x).view(-1, V), y.view(-1))
         loss.backward()
@@ -117,7 +121,7 @@ for pe in ["none", "learned", "sinusoidal", "rope", "alibi"]:
         opt.step()
         sync()
         if i >= warmup:
-            times.append(time.perf_counter() - t0)
+            times.append(clock() - t0)
     times.sort()
     print(f"torch {pe} train {B * T / times[len(times) // 2]:.0f}", flush=True)
     with torch.no_grad():
@@ -126,9 +130,9 @@ for pe in ["none", "learned", "sinusoidal", "rope", "alibi"]:
         evals = []
         for _ in range(3):
             sync()
-            t0 = time.perf_counter()
+            t0 = clock()
             m(xe)
             sync()
-            evals.append(time.perf_counter() - t0)
+            evals.append(clock() - t0)
         evals.sort()
     print(f"torch {pe} eval4096 {4096 / evals[1]:.0f}", flush=True)
