@@ -110,7 +110,9 @@ void sgemm(const SgemmKernel& uk, bool ta, bool tb, int64_t M, int64_t N, int64_
   const int64_t MR = uk.mr, NR = uk.nr;
   const int64_t panels = (N + NR - 1) / NR, strips = (M + MR - 1) / MR;
   std::vector<float>& bp = b_buffer();
-  bp.resize(static_cast<size_t>(panels * NR * KC));
+  // sized for this product's depth: attention's Q K^T (K = D = 32) against thousands of keys
+  // would otherwise hold KC / D = 8 times the memory it uses, per thread
+  bp.resize(static_cast<size_t>(panels * NR * std::min(KC, K)));
   // Threads only for products big enough to pay for waking them, and never nested: the
   // attention kernel already calls us from inside its own parallel loop.
   const bool threaded = !omp_in_parallel() && M * N * K >= (int64_t(1) << 18);
