@@ -95,7 +95,8 @@ void make_runs(const StudyConfig& c, const StudyPlan& p, int64_t jobs_flag) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int jobs = static_cast<int>(jobs_flag);
   if (jobs == 0)
-    jobs = c.device == Device::cuda || runs.size() <= 1 ? 1 : measure_jobs(c, p.runs.front(), cores);
+    jobs =
+        c.device == Device::cuda || runs.size() <= 1 ? 1 : measure_jobs(c, p.runs.front(), cores);
   jobs = std::min<int>(jobs, static_cast<int>(runs.size()));
   if (jobs <= 1) return run_in_process(c, p, runs);
   run_as_jobs(c, runs, jobs, std::max(1, cores / jobs));
@@ -112,7 +113,9 @@ int cmd_experiments(int argc, char** argv) {
   const int64_t jobs = a.integer("jobs", 0, 1, 1024);  // 0: the default of make_runs
   make_output_dirs(c);
   if (a.has("job")) {
-    prepare_study_data(c, p);
+    StudyConfig keep = c;  // a job prepares only missing corpora: --force redoes the run, and
+    keep.force = false;    // other jobs may be reading the corpora right now
+    prepare_study_data(keep, p);
     make_run(c, p, p.run(a.str("job", "")));
     return 0;
   }
