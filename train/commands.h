@@ -16,5 +16,6 @@ int cmd_train(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
 int cmd_experiments(int argc, char** argv);  // experiments.cpp
+int cmd_attend(int argc, char** argv);       // attend.cpp
 
 }  // namespace poslab

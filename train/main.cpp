@@ -12,6 +12,7 @@ static const char* kUsage =
     "  train        train the GPT with one positional scheme\n"
     "  eval         loss and perplexity at a length, with optional RoPE scaling (SPEC 5)\n"
     "  generate     sample text with a KV cache\n"
+    "  attend       where a model attends on a text of yours: SVG, CSV and the top keys\n"
     "  experiments  run the whole study and write results/REPORT.md (SPEC 7)\n";
 
 int main(int argc, char** argv) {
@@ -25,11 +26,12 @@ int main(int argc, char** argv) {
     if (cmd == "train") return poslab::cmd_train(argc - 2, argv + 2);
     if (cmd == "eval") return poslab::cmd_eval(argc - 2, argv + 2);
     if (cmd == "generate") return poslab::cmd_generate(argc - 2, argv + 2);
+    if (cmd == "attend") return poslab::cmd_attend(argc - 2, argv + 2);
     if (cmd == "experiments") return poslab::cmd_experiments(argc - 2, argv + 2);
-    std::fprintf(
-        stderr,
-        "poslab: unknown command '%s'; valid: prepare, train, eval, generate, experiments\n",
-        cmd.c_str());
+    std::fprintf(stderr,
+                 "poslab: unknown command '%s'; valid: prepare, train, eval, generate, attend, "
+                 "experiments\n",
+                 cmd.c_str());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "poslab %s: error: %s\n", cmd.c_str(), e.what());
