@@ -1,6 +1,7 @@
 # poslab's front door. On a fresh Debian machine:
 #   make test          install what is missing, build (Release), run every test
 #   make experiments   install what is missing, build, run the whole study -> results/REPORT.md
+#   make demo          build, then train the small Chinese models of the guide (docs/guide.zh.md)
 # Also: make experiments-quick, make bench, make debug, make sanitize, make format, make clean,
 # make gpu-bundle (the binaries scripts/gpu_check.sh runs on a GPU machine), make cuda-emu (the
 # GPU tests on a CPU emulator of CUDA).
@@ -13,7 +14,7 @@ DEVICE  ?= cpu
 export OMP_WAIT_POLICY ?= PASSIVE
 
 FUZZ_SECONDS ?= 60
-.PHONY: all deps build test experiments experiments-quick bench debug sanitize fuzz format clean \
+.PHONY: all deps build test demo experiments experiments-quick bench debug sanitize fuzz format clean \
 	gpu-bundle cuda-emu
 
 all: build
@@ -33,7 +34,13 @@ test: build
 experiments: build
 	$(BUILD)/train/poslab experiments --out results --device $(DEVICE) $(if $(STEPS),--steps $(STEPS))
 
-experiments-quick: build
+# The guide's models (scripts/demo.sh): fortunes-zh, four runs of d = 64, 2 layers, under a
+# minute on 2 cores. DEMO_STEPS=n trains them longer or shorter.
+DEMO_STEPS ?= 300
+demo: build
+	scripts/demo.sh $(BUILD)/train/poslab $(DEMO_STEPS)
+
+experiments-quick: demo
 	$(BUILD)/train/poslab experiments --quick --out results-quick --device $(DEVICE) $(if $(STEPS),--steps $(STEPS))
 
 bench: build
