@@ -209,9 +209,10 @@ static void print_comparison(const AttentionMaps& a, const AttentionMaps& b) {
       "  max |P_A - P_B| over every layer, head, query and key = %.3g\n",
       *d);
   if (*d < 1e-5)
-    std::printf("  float rounding: this model cannot tell A from B (it does not see order)\n");
+    std::printf(
+        "  float rounding: token for token, the same attention; this model cannot tell A from B\n");
   else
-    std::printf("  the weights differ: this model sees the order\n");
+    std::printf("  the weights differ: this model tells A from B\n");
 }
 
 int cmd_attend(int argc, char** argv) {
