@@ -8,12 +8,13 @@
 
 static const char* kUsage =
     "usage: poslab <command> [flags]     (poslab <command> --help for its flags)\n"
-    "  prepare      build a character corpus: train.bin, val.bin, vocab.json (SPEC 3)\n"
+    "  prepare      build a character corpus: train.bin, val.bin, vocab.json (docs/formats.md)\n"
     "  train        train the GPT with one positional scheme\n"
-    "  eval         loss and perplexity at a length, with optional RoPE scaling (SPEC 5)\n"
+    "  eval         loss and perplexity at a length, with optional RoPE scaling "
+    "(docs/evaluation.md)\n"
     "  generate     sample text with a KV cache\n"
     "  attend       where a model attends on a text of yours: SVG, CSV and the top keys\n"
-    "  experiments  run the whole study and write results/REPORT.md (SPEC 7)\n";
+    "  experiments  run the whole study and write results/REPORT.md (docs/cli.md)\n";
 
 int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
