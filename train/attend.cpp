@@ -254,6 +254,7 @@ int cmd_attend(int argc, char** argv) {
 
   std::filesystem::create_directories(out);
   std::string title = "attention of " + ckpt + " (pe " + pe_name(c.pe) + ")";
+  if (texts.size() > 1) title += ": A = " + texts[0].text + ", B = " + texts[1].text;
   write_file_atomic(out + "/attention.svg", attention_svg(texts, title));
   write_file_atomic(out + "/attention.csv", attention_csv(texts));
   std::printf("wrote %s/attention.svg and %s/attention.csv\n", out.c_str(), out.c_str());
