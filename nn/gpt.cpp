@@ -56,7 +56,7 @@ Tensor GPT::logits(const Ids& ids) const {
   if (ids.shape.size() != 2)
     fail("model: expected ids of shape (B,T), but got ", shape_str(ids.shape));
   Tensor x = pe_->add_to_embeddings(wte_.forward(ids), 0);
-  for (const Block& b : blocks_) x = b.forward(x, *pe_, cfg_.block_size);
+  for (const Block& b : blocks_) x = b.forward(x, *pe_);
   return head(x);
 }
 
@@ -73,7 +73,7 @@ Tensor GPT::attention_map(const Ids& ids, int64_t layer) const {
     fail("attention_map: layer ", layer, " out of range for ", cfg_.n_layer, " layers");
   NoGrad no_grad;
   Tensor x = pe_->add_to_embeddings(wte_.forward(ids), 0);
-  for (int64_t i = 0; i < layer; ++i) x = blocks_[i].forward(x, *pe_, cfg_.block_size);
+  for (int64_t i = 0; i < layer; ++i) x = blocks_[i].forward(x, *pe_);
   const Block& b = blocks_[layer];
   return b.attn.probabilities(b.ln_1.forward(x), *pe_);
 }
@@ -93,7 +93,7 @@ Tensor GPT::decode(const Ids& ids, KVCache& cache) const {
     fail("decode: expected ids of shape (1,T), but got ", shape_str(ids.shape));
   Tensor x = pe_->add_to_embeddings(wte_.forward(ids), cache.len());
   for (size_t i = 0; i < blocks_.size(); ++i)
-    x = blocks_[i].forward_cached(x, *pe_, cfg_.block_size, cache.layers[i]);
+    x = blocks_[i].forward_cached(x, *pe_, cache.layers[i]);
   return head(x);
 }
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tensor/cuda_ops.h"
+#include "posenc/rope_kernels.h"
 
 namespace poslab {
 
@@ -79,14 +79,26 @@ Tensor rope_rotate(const Tensor& x, const Tensor& cos, const Tensor& sin) {
   });
 }
 
+AttentionTerms RoPE::attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0,
+                                     bool causal) const {
+  int64_t L = k.size(1);
+  if (scaling_.kind != ScalingKind::dynamic)
+    return {rotate(q, q_pos0, L), rotate(k, 0, L), Tensor(), Tensor()};
+  if (!causal) fail("rope: dynamic scaling needs a causal model");
+  if (q.dim() != 4 || q.size(3) != d_)
+    fail("rope: expected q (B,T,H,D) with D = ", d_, ", but got ", shape_str(q.shape()));
+  Tensor w = dynamic_row_frequencies(d_, theta_, scaling_.train_len, q_pos0, q.size(1));
+  return {q, k, Tensor(), w.to(q.device())};
+}
+
 // x: (B,T,H,D) at positions pos0..pos0+T-1 in a context of length L.
 Tensor RoPE::rotate(const Tensor& x, int64_t pos0, int64_t L) const {
   if (x.dim() != 4 || x.size(3) != d_)
     fail("rope: expected x (B,T,H,D) with D = ", d_, ", but got ", shape_str(x.shape()));
   if (scaling_.kind == ScalingKind::dynamic)
     fail(
-        "rope: dynamic scaling rotates each query row with its own theta; it runs inside "
-        "dynamic_rope_attention, not as a separate rotation");
+        "rope: dynamic scaling rotates each query row with its own theta, inside attention "
+        "(attention_terms), not as a separate rotation");
   RopeFrequencies f = rope_frequencies(d_, theta_, scaling_, L);
   int64_t end = pos0 + x.size(1);
   Tables& t = tables_;

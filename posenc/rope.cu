@@ -5,7 +5,7 @@
 //   y[2i]   = x[2i] c - sign x[2i+1] s
 //   y[2i+1] = sign x[2i] s + x[2i+1] c          c, s = cos/sin tables (T, D/2) at (t, i)
 // One thread per pair; x: (B,T,H,D) with any strides but unit stride along D; y contiguous.
-#include "tensor/cuda_ops.h"
+#include "posenc/rope_kernels.h"
 #include "tensor/cuda_util.cuh"
 
 namespace poslab::kernel::cuda {

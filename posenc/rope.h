@@ -9,15 +9,17 @@
 // applied to q and k (not v) at their own positions, before the dot product. Why it encodes
 // relative position: a rotation by angle a is orthogonal, R(a)^T R(b) = R(b - a), so
 //   (R(m w) q) . (R(n w) k) = q . R((n - m) w) k
-// depends on m - n only (tests: "RoPE: q_m . k_n depends only on m - n").
+// depends on m - n only (test: "RoPE keeps norms, is the identity at position 0, and is
+// relative", tests/posenc/test_posenc.cpp).
 //
 // Backward (hand-derived). Per pair, y = R x with R = [[c, -s], [s, c]] constant, so
 //   dL/dx = R^T dL/dy = [[c, s], [-s, c]] dy:
 //   dx[2i]   =  dy[2i] cos a + dy[2i+1] sin a
 //   dx[2i+1] = -dy[2i] sin a + dy[2i+1] cos a
 // i.e. the inverse rotation: the forward with the sine negated. One kernel, one sign
-// (tests: "gradcheck: RoPE op"). It holds for any cos/sin table, including YaRN's, whose
-// entries carry an amplitude (0.1 ln s + 1): R is then a scaled rotation, still R^T dy.
+// (tests: "gradcheck: rope: ...", tests/posenc/gradcheck_posenc.cpp). It holds for any cos/sin
+// table, including YaRN's, whose entries carry an amplitude (0.1 ln s + 1): R is then a scaled
+// rotation, still R^T dy.
 #pragma once
 #include "posenc/posenc.h"
 #include "posenc/rope_scaling.h"
@@ -37,7 +39,13 @@ class RoPE final : public PositionalEncoding {
  public:
   RoPE(int64_t head_dim, double theta);
   PeKind kind() const override { return PeKind::rope; }
-  Tensor rotate(const Tensor& x, int64_t pos0, int64_t L) const override;
+  // q and k rotated at their positions; with dynamic scaling, q and k as given and each query
+  // row's own frequencies (row_freqs), since no single rotation of the keys serves every row.
+  AttentionTerms attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0,
+                                 bool causal) const override;
+  // x: (B,T,H,D) (q or k) at positions pos0..pos0+T-1 in a context of length L (from which
+  // the scaling picks s), rotated. Not for dynamic scaling.
+  Tensor rotate(const Tensor& x, int64_t pos0, int64_t L) const;
   void set_scaling(const RopeScaling& s) override { scaling_ = s; }
   const RopeScaling& scaling() const { return scaling_; }
   int64_t head_dim() const { return d_; }

@@ -175,6 +175,24 @@ int cmd_eval(int argc, char** argv) {
   return 0;
 }
 
+// The next token from the last position's logits: the argmax at temperature 0, otherwise a
+// draw from softmax(logits / temperature).
+static int32_t sample_next(std::vector<double> row, double temp, Generator& gen) {
+  int32_t next = 0;
+  if (temp == 0) {
+    for (size_t v = 1; v < row.size(); ++v)
+      if (row[v] > row[next]) next = static_cast<int32_t>(v);
+    return next;
+  }
+  double mx = row[0], z = 0;
+  for (double x : row) mx = std::max(mx, x);
+  for (double& x : row) z += (x = std::exp((x - mx) / temp));
+  double u = gen.uniform() * z;
+  for (size_t v = 0; v < row.size(); ++v)
+    if ((u -= row[v]) <= 0 || v + 1 == row.size()) return static_cast<int32_t>(v);
+  return next;
+}
+
 int cmd_generate(int argc, char** argv) {
   Args a("generate",
          {{"ckpt", "FILE  runs/NAME/model.safetensors"},
@@ -215,22 +233,8 @@ int cmd_generate(int argc, char** argv) {
   Tensor logits = m.decode(prompt_ids, cache);
   std::printf("%s", prompt.c_str());
   for (int64_t i = 0; i < n; ++i) {
-    std::vector<double> row = logits.slice(1, logits.size(1) - 1, logits.size(1)).to_vector();
-    int32_t next = 0;
-    if (temp == 0) {
-      for (size_t v = 1; v < row.size(); ++v)
-        if (row[v] > row[next]) next = static_cast<int32_t>(v);
-    } else {
-      double mx = row[0], z = 0;
-      for (double x : row) mx = std::max(mx, x);
-      for (double& x : row) z += (x = std::exp((x - mx) / temp));
-      double u = gen.uniform() * z;
-      for (size_t v = 0; v < row.size(); ++v)
-        if ((u -= row[v]) <= 0 || v + 1 == row.size()) {
-          next = static_cast<int32_t>(v);
-          break;
-        }
-    }
+    int32_t next =
+        sample_next(logits.slice(1, logits.size(1) - 1, logits.size(1)).to_vector(), temp, gen);
     std::printf("%s", vocab[next].c_str());
     std::fflush(stdout);
     if (i + 1 < n) logits = m.decode(Ids{{next}, {1, 1}}, cache);

@@ -5,7 +5,7 @@
 #include "data/atomic_file.h"
 #include "data/corpus.h"
 #include "tests/support/temp_dir.h"
-#include "train/commands.h"
+#include "train/study/attend.h"
 #include "train/trainer.h"
 
 using namespace poslab;

@@ -1,5 +1,5 @@
 // attend.cpp — `poslab attend` (attend.h): attention maps of a checkpoint on a user's text.
-#include "train/attend.h"
+#include "train/study/attend.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,7 +16,7 @@
 #include "train/args.h"
 #include "train/checkpoint.h"
 #include "train/commands.h"
-#include "train/plot.h"
+#include "train/study/plot.h"
 
 namespace poslab {
 

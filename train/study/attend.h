@@ -65,4 +65,7 @@ std::string top_attended(const AttentionMaps& m, int64_t k);
 // How a token is shown: a line break as ⏎, a space as ␣, a tab as ⇥.
 std::string show_token(const std::string& token);
 
+// `poslab attend` (flags as in docs/cli.md); returns the exit code, throws on bad input.
+int cmd_attend(int argc, char** argv);
+
 }  // namespace poslab

@@ -1,10 +1,15 @@
 // main.cpp — `poslab <command> [flags]`. Errors become one line on stderr and exit code 1.
+// The subcommands live in train/commands.h (prepare, train, eval, generate),
+// train/study/experiments.h (experiments) and train/study/attend.h (attend); this file, at the
+// top of the graph, sees them all.
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <string>
 
 #include "train/commands.h"
+#include "train/study/attend.h"
+#include "train/study/experiments.h"
 
 static const char* kUsage =
     "usage: poslab <command> [flags]     (poslab <command> --help for its flags)\n"
