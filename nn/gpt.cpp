@@ -29,8 +29,9 @@ GPT::GPT(const GPTConfig& cfg, uint64_t seed) : cfg_(cfg) {
   if (cfg_.pe != PeKind::learned) cfg_.max_len = 0;
   Generator gen(seed);
   int64_t C = cfg_.n_embd;
-  wte_ = Embedding(cfg_.vocab_size, C, gen, 0.02, cfg_.dtype);
+  wte_ = Embedding(cfg_.vocab_size, C, cfg_.embedding, gen, cfg_.dtype);
   PosencConfig pc{cfg_.pe, C, cfg_.n_head, cfg_.max_len, cfg_.rope_theta, cfg_.dtype};
+  pc.init_std = embedding_init_std(cfg_.embedding, C);  // a learned wpe starts like wte
   pe_ = make_posenc(pc, gen);
   double proj_std = 0.02 / std::sqrt(2.0 * cfg_.n_layer);
   for (int64_t i = 0; i < cfg_.n_layer; ++i)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Cross-check `poslab eval --json` against an independent PyTorch reference written from
-# SPEC.md alone (tests/reference/spec_model.py, float64).
+# the specification alone (tests/reference/spec_model.py, float64), and `poslab prepare`'s
+# train/val split against tests/reference/spec_split.py.
 #
 #   tests/reference/check.sh build/release/train/poslab
 #
@@ -9,7 +10,9 @@
 #   synth    - written by spec_model.py with large random weights (sharp attention, so the
 #              loss really depends on positions: a 30-step model hardly uses them), plus
 #              variants: ALiBi with 6 heads (non-power-of-two slopes), RoPE with theta 500
-#              and hd 16, no causal mask (none, alibi).
+#              and hd 16, no causal mask (none, alibi); embedding = scaled for none,
+#              learned, sinusoidal, rope, and an explicit embedding = gpt2 key.
+# Trained checkpoints also with --embedding scaled (learned, sinusoidal).
 # For every pe, L in {16, 32, 64, 128}; for rope also every --rope-scaling and explicit
 # --factor. Exit 0 if every loss, ppl and bucket loss agrees to 1e-4 relative, 1 if not,
 # 77 if /usr/bin/python3 has no torch. KEEP=1 keeps the temporary folder.
@@ -49,6 +52,7 @@ open(sys.argv[1], "w").write("\n".join(lines) + "\n")
 EOF
 DATA="$TMP/data"
 "$POSLAB" prepare --corpus "$TMP/corpus.txt" --out "$DATA" >/dev/null || { echo "prepare failed"; exit 1; }
+"$PY" "$HERE/spec_split.py" "$TMP/corpus.txt" "$DATA" || fail=1
 
 # ---- checkpoints
 CKPTS=()   # "family pe path"
@@ -60,6 +64,15 @@ for pe in none learned sinusoidal rope alibi; do
     echo "train --pe $pe failed"; fail=1; continue
   fi
   CKPTS+=("trained $pe $TMP/$pe/model.safetensors")
+done
+for pe in learned sinusoidal; do
+  extra=()
+  [ "$pe" = learned ] && extra=(--max-len 128)
+  if ! "$POSLAB" train --data "$DATA" --pe "$pe" --out "$TMP/$pe-scaled" --steps 30 --ctx 32 \
+       --d 32 --layers 2 --heads 4 --batch 8 --embedding scaled --quiet "${extra[@]}" >/dev/null; then
+    echo "train --pe $pe --embedding scaled failed"; fail=1; continue
+  fi
+  CKPTS+=("trained:scaled $pe $TMP/$pe-scaled/model.safetensors")
 done
 synth() {  # name pe [flags...]
   local name=$1 pe=$2; shift 2
@@ -75,6 +88,11 @@ synth alibi-h6 alibi --heads 6 --d 48 --seed 26
 synth rope-th500-hd16 rope --heads 2 --d 32 --theta 500 --seed 7
 synth alibi-bidir alibi --causal false --seed 8
 synth none-bidir none --causal false --seed 9
+synth none-scaled none --embedding scaled --seed 10
+synth learned-scaled learned --max-len 128 --embedding scaled --seed 11
+synth sinusoidal-scaled sinusoidal --embedding scaled --seed 12
+synth rope-scaled rope --embedding scaled --seed 13
+synth sinusoidal-gpt2key sinusoidal --embedding gpt2 --seed 14
 
 # ---- run poslab eval, collect a manifest for the reference
 MAN="$TMP/manifest.tsv"; : > "$MAN"
@@ -130,6 +148,9 @@ expect_error "--factor with dynamic" -- eval --ckpt "$SR" --data "$DATA" --len 1
 expect_error "--factor below 1" -- eval --ckpt "$SR" --data "$DATA" --len 16 --rope-scaling linear --factor 0.5 --json
 expect_error "--rope-scaling with alibi" -- eval --ckpt "$SA" --data "$DATA" --len 16 --rope-scaling ntk --json
 expect_error "learned L > max_len names both" 129 128 -- eval --ckpt "$SL" --data "$DATA" --len 129 --windows 1 --json
+synth bad-embedding sinusoidal --embedding fairseq --seed 15  # eval must refuse it
+expect_error "unknown embedding names the key and the file" "'embedding'" fairseq syn_bad-embedding -- \
+  eval --ckpt "$TMP/syn_bad-embedding.safetensors" --data "$DATA" --len 16 --json
 
 if [ "$fail" = 0 ]; then echo "PASS: poslab eval agrees with the SPEC reference"; else echo "FAIL"; fi
 exit "$fail"
