@@ -45,7 +45,7 @@ experiments: build
 
 # The guide's models (scripts/demo.sh): fortunes-zh, four runs of d = 64, 2 layers, under a
 # minute on 2 cores. DEMO_STEPS=n trains them longer or shorter.
-DEMO_STEPS ?= 300
+DEMO_STEPS ?= 200
 demo: build
 	scripts/demo.sh $(BUILD)/train/poslab $(DEMO_STEPS)
 

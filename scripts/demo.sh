@@ -11,8 +11,9 @@
 #   runs/demo-zh-mlm-rope    no mask, RoPE         (masked-LM: sees order)
 # A run that is already trained is kept; delete runs/demo-zh-* to train them again.
 set -euo pipefail
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}  # idle threads sleep (a shared machine)
 POSLAB=${1:?usage: scripts/demo.sh PATH/TO/poslab [STEPS]}
-STEPS=${2:-300}
+STEPS=${2:-200}
 DATA=data/fortunes-zh
 COMMON=(--data "$DATA" --d 64 --layers 2 --heads 4 --ctx 64 --batch 16 --lr 3e-3
         --steps "$STEPS" --quiet)
