@@ -2,6 +2,7 @@
 #   make test          install what is missing, build (Release), run every test
 #   make gradcheck     gradient-check each encoding: one table per encoding, non-zero on failure
 #   make experiments   install what is missing, build, run the whole study -> results/REPORT.md
+#   make demo          build, then train the small Chinese models of the guide (docs/guide.zh.md)
 # Also: make experiments-quick, make bench, make test-portable, make debug, make sanitize,
 # make format, make clean,
 # make gpu-bundle (the binaries scripts/gpu_check.sh runs on a GPU machine), make cuda-emu (the
@@ -16,9 +17,8 @@ STUDY_JOBS ?=
 export OMP_WAIT_POLICY ?= PASSIVE
 
 FUZZ_SECONDS ?= 60
-.PHONY: all deps build test gradcheck test-portable experiments experiments-quick bench debug \
-	sanitize fuzz \
-	format clean gpu-bundle cuda-emu
+.PHONY: all deps build test gradcheck test-portable demo experiments experiments-quick bench \
+	debug sanitize fuzz format clean gpu-bundle cuda-emu
 
 all: build
 
@@ -61,7 +61,13 @@ experiments: build
 	$(BUILD)/train/poslab experiments --out results --device $(DEVICE) $(if $(STEPS),--steps $(STEPS)) \
 	  $(if $(STUDY_JOBS),--jobs $(STUDY_JOBS))
 
-experiments-quick: build
+# The guide's models (scripts/demo.sh): fortunes-zh, four runs of d = 64, 2 layers, under a
+# minute on 2 cores. DEMO_STEPS=n trains them longer or shorter.
+DEMO_STEPS ?= 200
+demo: build
+	scripts/demo.sh $(BUILD)/train/poslab $(DEMO_STEPS)
+
+experiments-quick: demo
 	$(BUILD)/train/poslab experiments --quick --out results-quick --device $(DEVICE) $(if $(STEPS),--steps $(STEPS)) \
 	  $(if $(STUDY_JOBS),--jobs $(STUDY_JOBS))
 

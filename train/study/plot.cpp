@@ -494,7 +494,17 @@ Frame draw_heatmap(std::string& out, const Heatmap& m, double width, const char*
     for (double v = 0; v < a.hi; v += step) a.ticks.push_back({v + 0.5, fixed(v, 0)});
     return a;
   };
-  Axis x = index_axis(cols), y = index_axis(rows);
+  // With labels (e.g. the characters of a text), one tick per cell, named by its label.
+  const auto label_axis = [&](size_t n, const std::vector<std::string>& labels, const char* what) {
+    if (labels.empty()) return index_axis(n);
+    require(labels.size() == n, "render_heatmap: expected " + std::to_string(n) + " " + what +
+                                    " labels, but got " + std::to_string(labels.size()));
+    Axis a;
+    a.hi = std::max<double>(n, 1);
+    for (size_t v = 0; v < n; ++v) a.ticks.push_back({v + 0.5, labels[v]});
+    return a;
+  };
+  Axis x = label_axis(cols, m.col_labels, "column"), y = label_axis(rows, m.row_labels, "row");
   Frame f =
       frame_for(width, m.height, x, y, !m.title.empty(), !m.xlabel.empty(), !m.ylabel.empty());
   const double cell = std::max(0.0, std::min((f.right - f.left) / x.hi, (f.bottom - f.top) / y.hi));

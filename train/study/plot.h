@@ -74,6 +74,9 @@ struct Heatmap {
   std::vector<std::vector<double>> values;
   double vmin = 0, vmax = 1;
   double width = 520, height = 460;  // SVG size, colour bar included; cells stay square
+  // Optional names of the rows and columns (e.g. the characters of a text): one tick per cell
+  // instead of the index ticks. Empty: index ticks 0, step, 2 step, ...
+  std::vector<std::string> row_labels, col_labels;
 };
 std::string render_heatmap(const Heatmap& map);
 

@@ -1,0 +1,133 @@
+// `poslab attend`: its files, the permutation check, and every refusal.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "data/atomic_file.h"
+#include "data/corpus.h"
+#include "tests/support/temp_dir.h"
+#include "train/checkpoint.h"
+#include "train/study/attend.h"
+#include "train/trainer.h"
+
+using namespace poslab;
+using Catch::Contains;
+namespace fs = std::filesystem;
+
+// A tiny model trained for a few steps on a few lines of Chinese, in dir/run.
+static std::string tiny_zh_run(const test::TempDir& dir, PeKind pe, bool causal) {
+  std::string t;
+  for (int i = 0; i < 60; ++i) t += "我送君，君送我。春风又绿江南岸，明月何时照我还。\n";
+  if (!fs::exists(dir.file("data/val.bin"))) write_corpus(build_corpus(t), dir.file("data"));
+  TrainOptions o;
+  o.data = dir.file("data");
+  o.out = dir.file(std::string("run_") + pe_name(pe) + (causal ? "" : "_mlm"));
+  o.model.pe = pe, o.model.causal = causal;
+  o.objective = causal ? "lm" : "mlm";
+  o.model.n_embd = 16, o.model.n_layer = 2, o.model.n_head = 2, o.model.block_size = 16;
+  o.batch = 4, o.steps = 30, o.eval_every = 30, o.eval_batches = 1, o.quiet = true;
+  o.adam.lr = 1e-2;
+  train(o);
+  return o.out + "/model.safetensors";
+}
+
+// Runs `poslab attend` in this process with the given flags.
+static int attend(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return cmd_attend(static_cast<int>(argv.size()), argv.data());
+}
+
+static std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(read_file(path));
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f;
+    std::istringstream ls(line);
+    for (std::string cell; std::getline(ls, cell, ',');) f.push_back(cell);
+    rows.push_back(f);
+  }
+  return rows;
+}
+
+TEST_CASE("attend writes every layer and head; rows sum to 1; causal zeros above the diagonal",
+          "[train][attend]") {
+  test::TempDir dir;
+  std::string ckpt = tiny_zh_run(dir, PeKind::rope, true);
+  std::string out = dir.file("att");
+  REQUIRE(attend({"--ckpt", ckpt, "--text", "我送君", "--compare", "君送我。", "--out", out}) == 0);
+  auto rows = csv_rows(out + "/attention.csv");
+  REQUIRE(rows.at(0) == std::vector<std::string>{"text", "layer", "head", "query", "query_token",
+                                                 "key", "key_token", "weight"});
+  // 2 layers x 2 heads x (3 x 3 + 4 x 4) weights
+  REQUIRE(rows.size() == 1 + 2 * 2 * (9 + 16));
+  std::map<std::string, double> row_sum;  // (text, layer, head, query) -> sum over keys
+  for (size_t r = 1; r < rows.size(); ++r) {
+    const auto& f = rows[r];
+    REQUIRE(f.size() == 8);
+    double w = std::stod(f[7]);
+    REQUIRE(w >= 0);
+    if (std::stoi(f[5]) > std::stoi(f[3])) REQUIRE(w == 0);  // a key after its query: masked
+    row_sum[f[0] + "/" + f[1] + "/" + f[2] + "/" + f[3]] += w;
+  }
+  REQUIRE(row_sum.size() == 2 * 2 * (3 + 4));
+  for (const auto& [key, sum] : row_sum) {
+    INFO(key);
+    REQUIRE(sum == Approx(1).margin(1e-6));
+  }
+  std::string svg = read_file(out + "/attention.svg");
+  REQUIRE(svg.rfind("<?xml", 0) == 0);
+  REQUIRE(svg.find("</svg>") != std::string::npos);
+  for (const char* panel : {"A layer 0 head 0", "A layer 1 head 1", "B layer 0 head 1",
+                            "B layer 1 head 1", ">送<", ">。<"})
+    REQUIRE(svg.find(panel) != std::string::npos);
+}
+
+TEST_CASE("attend: without mask and PE a permuted text gets the permuted attention",
+          "[train][attend]") {
+  test::TempDir dir;
+  std::string none = tiny_zh_run(dir, PeKind::none, false);
+  std::string rope = tiny_zh_run(dir, PeKind::rope, false);
+  std::vector<std::string> vocab = load_vocab(dir.file("data/vocab.json"));
+  const std::string a = "春风又绿江南岸", b = "岸南江绿又风春", c = "春风又绿江南我";
+  std::vector<double> diff;
+  for (const std::string& ckpt : {none, rope}) {
+    Checkpoint ck = load_checkpoint(ckpt);
+    auto map = [&](const std::string& t) {
+      return attention_maps(*ck.model, encode_text(vocab, t, "--text", "vocab.json"), vocab, t);
+    };
+    AttentionMaps ma = map(a), mb = map(b);
+    REQUIRE_FALSE(permuted_difference(ma, map(c)).has_value());  // not a permutation of a
+    diff.push_back(permuted_difference(ma, mb).value());
+  }
+  REQUIRE(diff[0] < 1e-6);  // NoPE without a mask: permutation-equivariant, float rounding
+  REQUIRE(diff[1] > 1e-3);  // RoPE: the order changes the weights
+}
+
+TEST_CASE("attend: unknown characters, an empty text and missing files are named errors",
+          "[train][attend][errors]") {
+  test::TempDir dir;
+  std::string ckpt = tiny_zh_run(dir, PeKind::rope, true);
+  std::string out = dir.file("att");
+  REQUIRE_THROWS_WITH(attend({"--ckpt", ckpt, "--text", "我打你，你打他", "--out", out}),
+                      Contains("--text: 3 characters are not in the vocabulary") &&
+                          Contains("'打' (U+6253) at position 1") &&
+                          Contains("'你' (U+4F60) at position 2") &&
+                          Contains("'他' (U+4ED6) at position 6"));
+  REQUIRE_THROWS_WITH(attend({"--ckpt", ckpt, "--text", "我", "--compare", "x"}),
+                      Contains("--compare: 1 character is not in the vocabulary") &&
+                          Contains("'x' (U+0078) at position 0"));
+  REQUIRE_THROWS_WITH(attend({"--ckpt", ckpt, "--text", ""}),
+                      Contains("--text: expected a non-empty text"));
+  REQUIRE_THROWS_WITH(attend({"--ckpt", ckpt}), Contains("--text: required"));
+  REQUIRE_THROWS_WITH(attend({"--text", "我"}), Contains("--ckpt: required"));
+  REQUIRE_THROWS_WITH(attend({"--ckpt", dir.file("nothing/model.safetensors"), "--text", "我"}),
+                      Contains("nothing/model.safetensors"));
+  write_file_atomic(dir.file("small.json"), "[\"a\", \"b\"]");
+  REQUIRE_THROWS_WITH(
+      attend({"--ckpt", ckpt, "--text", "我", "--vocab", dir.file("small.json")}),
+      Contains("small.json: holds 2 entries") && Contains("does not belong to this checkpoint"));
+  REQUIRE_FALSE(fs::exists(out));  // nothing written on an error
+}

@@ -1,0 +1,264 @@
+// attend.cpp — `poslab attend` (attend.h): attention maps of a checkpoint on a user's text.
+#include "train/study/attend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+
+#include "data/atomic_file.h"
+#include "data/corpus.h"
+#include "data/utf8.h"
+#include "tensor/device.h"
+#include "train/args.h"
+#include "train/checkpoint.h"
+#include "train/commands.h"
+#include "train/study/plot.h"
+
+namespace poslab {
+
+// The longest text drawn: a T x T heatmap per head stays readable up to about this size.
+constexpr int64_t kMaxAttendTokens = 128;
+
+std::vector<int32_t> encode_text(const std::vector<std::string>& vocab, const std::string& text,
+                                 const std::string& flag, const std::string& vocab_path) {
+  std::unordered_map<std::string, int32_t> id_of;
+  for (size_t i = 0; i < vocab.size(); ++i) id_of[vocab[i]] = static_cast<int32_t>(i);
+  const std::vector<char32_t> cps = utf8_decode(text, flag);
+  std::vector<int32_t> ids;
+  std::map<char32_t, size_t> unknown;  // character -> first position
+  std::vector<char32_t> order;         // unknown characters in order of appearance
+  for (size_t i = 0; i < cps.size(); ++i) {
+    auto it = id_of.find(utf8_encode(cps[i]));
+    if (it != id_of.end()) {
+      ids.push_back(it->second);
+    } else if (unknown.emplace(cps[i], i).second) {
+      order.push_back(cps[i]);
+    }
+  }
+  if (order.empty()) return ids;
+  std::string names;
+  for (char32_t c : order) {
+    bool shown = c >= 0x20 && c != 0x7f;
+    names +=
+        (names.empty() ? "" : ", ") +
+        (shown ? "'" + utf8_encode(c) + "' (" + code_point_name(c) + ")" : code_point_name(c)) +
+        " at position " + std::to_string(unknown[c]);
+  }
+  fail(flag, ": ", order.size(), order.size() == 1 ? " character is" : " characters are",
+       " not in the vocabulary of ", vocab_path, " (", vocab.size(), " characters): ", names);
+}
+
+AttentionMaps attention_maps(const GPT& model, const std::vector<int32_t>& ids,
+                             const std::vector<std::string>& vocab, const std::string& text) {
+  AttentionMaps m;
+  m.text = text, m.ids = ids;
+  for (int32_t id : ids) m.tokens.push_back(vocab.at(id));
+  m.layers = model.config().n_layer, m.heads = model.config().n_head;
+  m.causal = model.config().causal;
+  const int64_t T = static_cast<int64_t>(ids.size());
+  Ids batch{ids, {1, T}};
+  for (int64_t l = 0; l < m.layers; ++l) {
+    std::vector<double> p = model.attention_map(batch, l).to_vector();  // (1,H,T,T)
+    m.p.insert(m.p.end(), p.begin(), p.end());
+  }
+  return m;
+}
+
+std::optional<double> permuted_difference(const AttentionMaps& a, const AttentionMaps& b) {
+  if (a.size() != b.size() || a.layers != b.layers || a.heads != b.heads) return std::nullopt;
+  // pi(i): the first unused position of b holding a's token i
+  std::map<int32_t, std::vector<int64_t>> where;
+  for (int64_t i = b.size() - 1; i >= 0; --i) where[b.ids[i]].push_back(i);
+  std::vector<int64_t> pi(a.size());
+  for (int64_t i = 0; i < a.size(); ++i) {
+    auto& free = where[a.ids[i]];
+    if (free.empty()) return std::nullopt;
+    pi[i] = free.back();
+    free.pop_back();
+  }
+  double worst = 0;
+  for (int64_t l = 0; l < a.layers; ++l)
+    for (int64_t h = 0; h < a.heads; ++h)
+      for (int64_t i = 0; i < a.size(); ++i)
+        for (int64_t j = 0; j < a.size(); ++j)
+          worst = std::max(worst, std::fabs(a.at(l, h, i, j) - b.at(l, h, pi[i], pi[j])));
+  return worst;
+}
+
+// A CSV field: quoted when it holds a comma, a quote or a line break (RFC 4180).
+static std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string attention_csv(const std::vector<AttentionMaps>& texts) {
+  std::string out = "text,layer,head,query,query_token,key,key_token,weight\n";
+  char w[32];
+  for (const AttentionMaps& m : texts) {
+    const std::string text = csv_field(m.text);
+    for (int64_t l = 0; l < m.layers; ++l)
+      for (int64_t h = 0; h < m.heads; ++h)
+        for (int64_t i = 0; i < m.size(); ++i)
+          for (int64_t j = 0; j < m.size(); ++j) {
+            std::snprintf(w, sizeof w, "%.9g", m.at(l, h, i, j));
+            out += text + "," + std::to_string(l) + "," + std::to_string(h) + "," +
+                   std::to_string(i) + "," + csv_field(m.tokens[i]) + "," + std::to_string(j) +
+                   "," + csv_field(m.tokens[j]) + "," + w + "\n";
+          }
+  }
+  return out;
+}
+
+std::string show_token(const std::string& token) {
+  if (token == "\n") return "⏎";
+  if (token == " ") return "␣";
+  if (token == "\t") return "⇥";
+  return token;
+}
+
+std::string attention_svg(const std::vector<AttentionMaps>& texts, const std::string& title) {
+  std::vector<Heatmap> panels;
+  const AttentionMaps& first = texts.at(0);
+  const double side = std::clamp(24.0 * static_cast<double>(first.size()) + 90, 220.0, 420.0);
+  for (int64_t l = 0; l < first.layers; ++l)
+    for (size_t t = 0; t < texts.size(); ++t)
+      for (int64_t h = 0; h < first.heads; ++h) {
+        const AttentionMaps& m = texts[t];
+        Heatmap hm;
+        hm.title = (texts.size() > 1 ? std::string(1, static_cast<char>('A' + t)) + " " : "") +
+                   "layer " + std::to_string(l) + " head " + std::to_string(h);
+        hm.xlabel = "key", hm.ylabel = "query";
+        for (const std::string& tok : m.tokens) hm.col_labels.push_back(show_token(tok));
+        hm.row_labels = hm.col_labels;
+        hm.values.assign(m.size(), std::vector<double>(m.size()));
+        for (int64_t i = 0; i < m.size(); ++i)
+          for (int64_t j = 0; j < m.size(); ++j)  // a masked key is left empty, not drawn as 0
+            hm.values[i][j] = m.causal && j > i ? NAN : m.at(l, h, i, j);
+        hm.width = side, hm.height = side;
+        panels.push_back(hm);
+      }
+  const int columns = static_cast<int>(first.heads * static_cast<int64_t>(texts.size()));
+  return render_heatmap_grid(title, panels, columns);
+}
+
+std::string top_attended(const AttentionMaps& m, int64_t k) {
+  std::string out;
+  char buf[64];
+  for (int64_t l = 0; l < m.layers; ++l) {
+    out += "  layer " + std::to_string(l) + "\n";
+    for (int64_t i = 0; i < m.size(); ++i) {
+      std::vector<double> mean(m.size(), 0.0);
+      for (int64_t h = 0; h < m.heads; ++h)
+        for (int64_t j = 0; j < m.size(); ++j) mean[j] += m.at(l, h, i, j) / m.heads;
+      std::vector<int64_t> keys(m.causal ? i + 1 : m.size());  // the keys query i sees
+      std::iota(keys.begin(), keys.end(), 0);
+      std::stable_sort(keys.begin(), keys.end(),
+                       [&](int64_t x, int64_t y) { return mean[x] > mean[y]; });
+      std::snprintf(buf, sizeof buf, "    %3lld ", static_cast<long long>(i));
+      out += buf + show_token(m.tokens[i]) + " ->";
+      for (int64_t r = 0; r < std::min<int64_t>(k, keys.size()); ++r) {
+        std::snprintf(buf, sizeof buf, "(%lld) %.2f", static_cast<long long>(keys[r]),
+                      mean[keys[r]]);
+        out += "  " + show_token(m.tokens[keys[r]]) + buf;
+      }
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- the command
+
+// The vocabulary fits the checkpoint: the same size, or one less for a masked-LM (whose last
+// id is the mask token, which no text contains).
+static void check_vocab(const GPT& m, const std::vector<std::string>& vocab,
+                        const std::string& ckpt, const std::string& vpath) {
+  const int64_t V = m.config().vocab_size, n = static_cast<int64_t>(vocab.size());
+  if (n == V || (n + 1 == V && !m.config().causal)) return;
+  fail(vpath, ": holds ", n, " entries, but ", ckpt, " has vocab_size ", V,
+       "; this vocabulary does not belong to this checkpoint (use --vocab)");
+}
+
+static AttentionMaps maps_of(const GPT& m, const std::vector<std::string>& vocab,
+                             const std::string& text, const std::string& flag,
+                             const std::string& vpath) {
+  if (text.empty()) fail(flag, ": expected a non-empty text");
+  std::vector<int32_t> ids = encode_text(vocab, text, flag, vpath);
+  const int64_t T = static_cast<int64_t>(ids.size());
+  if (T > kMaxAttendTokens)
+    fail(flag, ": ", T, " characters, but attend draws at most ", kMaxAttendTokens);
+  if (m.config().pe == PeKind::learned && T > m.config().max_len)
+    fail(flag, ": ", T, " characters, but the learned table has max_len = ", m.config().max_len);
+  return attention_maps(m, ids, vocab, text);
+}
+
+static void print_comparison(const AttentionMaps& a, const AttentionMaps& b) {
+  std::optional<double> d = permuted_difference(a, b);
+  if (!d) {
+    std::printf("A and B are not the same characters in another order: no token-by-token match\n");
+    return;
+  }
+  std::printf(
+      "B is A's characters in another order. Each token of A matched to its place in B:\n"
+      "  max |P_A - P_B| over every layer, head, query and key = %.3g\n",
+      *d);
+  if (*d < 1e-5)
+    std::printf(
+        "  float rounding: token for token, the same attention; this model cannot tell A from B\n");
+  else
+    std::printf("  the weights differ: this model tells A from B\n");
+}
+
+int cmd_attend(int argc, char** argv) {
+  Args a("attend",
+         {{"ckpt", "FILE  runs/NAME/model.safetensors"},
+          {"text", "TEXT  the text to look at (characters of the model's vocabulary)"},
+          {"compare", "TEXT  a second text, drawn beside the first"},
+          {"vocab", "FILE  vocab.json (default: beside the checkpoint)"},
+          {"out", "DIR  where attention.svg and attention.csv go (default attend)"},
+          {"top", "N  keys listed per query in the terminal (default 3)"},
+          {"device", "cpu|cuda (default cpu)"}},
+         argc, argv);
+  if (a.help()) return std::puts(a.usage().c_str()), 0;
+  Device device = device_option(a);
+  std::string ckpt = a.str("ckpt", "");
+  if (ckpt.empty()) fail("--ckpt: required (runs/NAME/model.safetensors)");
+  if (!a.has("text")) fail("--text: required (the text to look at)");
+  std::string vpath =
+      a.str("vocab", (std::filesystem::path(ckpt).parent_path() / "vocab.json").string());
+  std::string out = a.str("out", "attend");
+  int64_t top = a.integer("top", 3, 1, kMaxAttendTokens);
+  Checkpoint ck = load_checkpoint(ckpt, device);
+  std::vector<std::string> vocab = load_vocab(vpath);
+  check_vocab(*ck.model, vocab, ckpt, vpath);
+  const GPTConfig& c = ck.model->config();
+  std::vector<AttentionMaps> texts{maps_of(*ck.model, vocab, a.str("text", ""), "--text", vpath)};
+  if (a.has("compare"))
+    texts.push_back(maps_of(*ck.model, vocab, a.str("compare", ""), "--compare", vpath));
+
+  std::printf("%s: pe %s, %lld layers x %lld heads, causal %s\n", ckpt.c_str(), pe_name(c.pe),
+              (long long)c.n_layer, (long long)c.n_head, c.causal ? "true" : "false");
+  for (size_t t = 0; t < texts.size(); ++t) {
+    std::printf("%s%s (%lld tokens): top %lld keys per query, mean over heads\n",
+                texts.size() > 1 ? (t == 0 ? "A " : "B ") : "", texts[t].text.c_str(),
+                (long long)texts[t].size(), (long long)top);
+    std::printf("%s", top_attended(texts[t], top).c_str());
+  }
+  if (texts.size() > 1) print_comparison(texts[0], texts[1]);
+
+  std::filesystem::create_directories(out);
+  std::string title = "attention of " + ckpt + " (pe " + pe_name(c.pe) + ")";
+  if (texts.size() > 1) title += ": A = " + texts[0].text + ", B = " + texts[1].text;
+  write_file_atomic(out + "/attention.svg", attention_svg(texts, title));
+  write_file_atomic(out + "/attention.csv", attention_csv(texts));
+  std::printf("wrote %s/attention.svg and %s/attention.csv\n", out.c_str(), out.c_str());
+  return 0;
+}
+
+}  // namespace poslab
