@@ -23,7 +23,8 @@ Tensor CausalSelfAttention::attend(const Tensor& q, const Tensor& k, const Tenso
     const auto& rope = static_cast<const RoPE&>(pe);
     if (rope.scaling().kind == ScalingKind::dynamic) {
       if (!causal) fail("rope: dynamic scaling needs a causal model");
-      return dynamic_rope_attention(q, k, v, rope.theta(), train_len, q_pos0);
+      return dynamic_rope_attention(q, k, v, rope.theta(), train_len, q_pos0, rope.rotated_dims(),
+                                    rope.layout());
     }
   }
   AttentionOptions opt;

@@ -6,6 +6,16 @@
 
 namespace poslab {
 
+// --rope-fraction f must leave at least one rotated pair: r = 2 floor(f D / 2) >= 2.
+static void validate_rope_fraction(const GPTConfig& c) {
+  if (!(c.rope_fraction > 0 && c.rope_fraction <= 1))
+    fail("--rope-fraction: expected f in (0, 1], but got ", c.rope_fraction);
+  int64_t D = c.n_embd / c.n_head, r = rope_rotated_dims(D, c.rope_fraction);
+  if (r < 2)
+    fail("--rope-fraction: f = ", c.rope_fraction, " rotates r = 2 floor(f D / 2) = ", r,
+         " of D = ", D, " dims of a head; expected at least one pair (r >= 2)");
+}
+
 void GPTConfig::validate() const {
   if (vocab_size <= 0) fail("model: expected vocab_size > 0, but got ", vocab_size);
   if (n_layer <= 0) fail("--layers: expected at least 1 layer, but got ", n_layer);
@@ -18,6 +28,7 @@ void GPTConfig::validate() const {
          n_embd / n_head, " (d = ", n_embd, ", heads = ", n_head, ")");
   if (pe == PeKind::rope && !(rope_theta > 1))
     fail("--theta: expected theta > 1, but got ", rope_theta);
+  if (pe == PeKind::rope) validate_rope_fraction(*this);
   if (pe == PeKind::learned && max_len != 0 && max_len < block_size)
     fail("--max-len: expected at least --ctx = ", block_size, ", but got ", max_len);
   require_device(device, "--device cuda");
@@ -30,7 +41,14 @@ GPT::GPT(const GPTConfig& cfg, uint64_t seed) : cfg_(cfg) {
   Generator gen(seed);
   int64_t C = cfg_.n_embd;
   wte_ = Embedding(cfg_.vocab_size, C, gen, 0.02, cfg_.dtype);
-  PosencConfig pc{cfg_.pe, C, cfg_.n_head, cfg_.max_len, cfg_.rope_theta, cfg_.dtype};
+  PosencConfig pc{cfg_.pe,
+                  C,
+                  cfg_.n_head,
+                  cfg_.max_len,
+                  cfg_.rope_theta,
+                  cfg_.rope_layout,
+                  cfg_.rope_fraction,
+                  cfg_.dtype};
   pe_ = make_posenc(pc, gen);
   double proj_std = 0.02 / std::sqrt(2.0 * cfg_.n_layer);
   for (int64_t i = 0; i < cfg_.n_layer; ++i)

@@ -27,6 +27,8 @@ struct GPTConfig {
   int64_t max_len = 0;       // learned: rows of wpe (0: block_size)
   PeKind pe = PeKind::rope;
   double rope_theta = 10000;
+  RopeLayout rope_layout = RopeLayout::interleaved;  // rope: which dims pair up (posenc/rope.h)
+  double rope_fraction = 1;                          // rope: share of each head rotated, (0, 1]
   bool causal = true;
   DType dtype = DType::f32;     // f64 for gradient checks
   Device device = Device::cpu;  // where parameters, activations and optimizer state live

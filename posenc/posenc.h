@@ -26,6 +26,14 @@ enum class ScalingKind { none, linear, ntk, dynamic, yarn };
 ScalingKind parse_scaling(const std::string& name);  // error lists the valid names
 const char* scaling_name(ScalingKind kind);
 
+// RoPE's two options (posenc/rope.h explains both): which dims form a rotated pair, and the
+// share of each head's dims that is rotated at all.
+enum class RopeLayout { interleaved, half };
+RopeLayout parse_rope_layout(const std::string& name);  // error lists the valid names
+const char* rope_layout_name(RopeLayout layout);
+// r = 2 floor(f D / 2): the rotated dims of a head of D dims under --rope-fraction f.
+int64_t rope_rotated_dims(int64_t D, double fraction);
+
 struct RopeScaling {
   ScalingKind kind = ScalingKind::none;
   double factor = 0;      // 0: s = max(1, L / train_len) for a window of length L
@@ -38,6 +46,8 @@ struct PosencConfig {
   int64_t n_head = 0;    // H (D = C / H)
   int64_t max_len = 0;   // learned: rows of wpe
   double theta = 10000;  // rope base
+  RopeLayout rope_layout = RopeLayout::interleaved;
+  double rope_fraction = 1;  // in (0, 1]
   DType dtype = DType::f32;
 };
 

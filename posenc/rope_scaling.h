@@ -2,12 +2,13 @@
 //
 // A window of length L > T0 asks for angles p * freq_i that training never produced. Each
 // method reshapes the frequencies (or positions) with a factor s = max(1, L / T0), unless
-// --factor fixes s. With freq_i = theta^(-2i/D), i = 0..D/2-1:
+// --factor fixes s. Here D stands for r, the rotated dims of a head (= D unless
+// --rope-fraction < 1; rope.h): with freq_i = theta^(-2i/r), i = 0..r/2-1:
 //
 //   linear   Position Interpolation (Chen et al., 2023, "Extending Context Window of Large
 //            Language Models via Positional Interpolation"): use p / s in place of p.
 //   ntk      "NTK-aware" scaling (bloc97, 2023; as in YaRN paper section 3.1):
-//            theta' = theta * s^(D / (D - 2)). High frequencies barely change, the lowest
+//            theta' = theta * s^(r / (r - 2)). High frequencies barely change, the lowest
 //            one is divided by exactly s.
 //   dynamic  dynamic NTK: the prediction at position i is made with s = max(1, (i+1)/T0)
 //            and the ntk rule, for the query and every key j <= i. Rows i < T0 equal plain
@@ -29,8 +30,9 @@
 namespace poslab {
 
 // What a cos/sin table needs: angle = (p * pos_scale) * freq[i], amplitude mscale.
+// Every function below takes r, the rotated dims, as its dimension D.
 struct RopeFrequencies {
-  std::vector<double> freq;  // D/2
+  std::vector<double> freq;  // r/2
   double pos_scale = 1;
   double mscale = 1;
 };
@@ -45,9 +47,10 @@ RopeFrequencies rope_frequencies(int64_t D, double theta, const RopeScaling& sc,
 
 // Causal attention with dynamic-NTK RoPE, evaluation only (no gradient).
 // q: (B,Tq,H,D) queries at positions q_pos0..q_pos0+Tq-1, k, v: (B,Tk,H,D) keys at 0..Tk-1,
-// both *before* RoPE. Query i (position P) uses s = max(1, (P+1)/T0), theta' = ntk_theta, and
-// rotates itself and every key j <= P with theta'. Returns (B,Tq,H,D).
+// both *before* RoPE. Query i (position P) uses s = max(1, (P+1)/T0), theta' = ntk_theta(theta,
+// r, s), and rotates the first r dims of itself and of every key j <= P with theta', pairs
+// as `layout` says (rope.h). Returns (B,Tq,H,D).
 Tensor dynamic_rope_attention(const Tensor& q, const Tensor& k, const Tensor& v, double theta,
-                              int64_t T0, int64_t q_pos0);
+                              int64_t T0, int64_t q_pos0, int64_t r, RopeLayout layout);
 
 }  // namespace poslab

@@ -77,12 +77,15 @@ struct AttentionArgs {
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionArgs& a);
 
 // ---- RoPE (posenc/rope.cu, posenc/rope_scaling.cu) ----
-// x: (B,T,H,D) with unit stride along D; cos, sin: (T, D/2) -> rotated (B,T,H,D) contiguous;
+// x: (B,T,H,D) with unit stride along D; cos, sin: (T, r/2) -> (B,T,H,D) contiguous with the
+// first r dims of each head rotated in pairs (2i, 2i+1), or (i, i + r/2) when half_layout;
 // sign = -1 rotates backwards (the backward pass).
-Tensor rope_apply(const Tensor& x, const Tensor& cos, const Tensor& sin, double sign);
-// Causal attention with dynamic-NTK RoPE, evaluation only (posenc/rope_scaling.h).
+Tensor rope_apply(const Tensor& x, const Tensor& cos, const Tensor& sin, bool half_layout,
+                  double sign);
+// Causal attention with dynamic-NTK RoPE on the first r dims, evaluation only
+// (posenc/rope_scaling.h).
 Tensor dynamic_rope_attention(const Tensor& q, const Tensor& k, const Tensor& v, double theta,
-                              int64_t T0, int64_t q_pos0);
+                              int64_t T0, int64_t q_pos0, int64_t r, bool half_layout);
 
 // ---- the optimizer (train/optimizer.cu): one launch over every parameter ----
 struct AdamWArgs {

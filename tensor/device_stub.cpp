@@ -130,11 +130,11 @@ Tensor embedding_backward(const Tensor&, const Ids&, int64_t) {
 Tensor attention(const Tensor&, const Tensor&, const Tensor&, const AttentionArgs&) {
   no_cuda("attention");
 }
-Tensor rope_apply(const Tensor&, const Tensor&, const Tensor&, double) {
+Tensor rope_apply(const Tensor&, const Tensor&, const Tensor&, bool, double) {
   no_cuda("rope");
 }
-Tensor dynamic_rope_attention(const Tensor&, const Tensor&, const Tensor&, double, int64_t,
-                              int64_t) {
+Tensor dynamic_rope_attention(const Tensor&, const Tensor&, const Tensor&, double, int64_t, int64_t,
+                              int64_t, bool) {
   no_cuda("dynamic_rope_attention");
 }
 void adamw_update(const std::vector<Tensor>&, const std::vector<Tensor>&,

@@ -38,6 +38,12 @@ void save_checkpoint(const GPT& model, int64_t step, const std::string& path) {
   char theta[64];
   std::snprintf(theta, sizeof theta, "%.17g", c.rope_theta);
   meta.push_back({"rope_theta", theta});
+  if (c.pe == PeKind::rope) {
+    char fraction[64];
+    std::snprintf(fraction, sizeof fraction, "%.17g", c.rope_fraction);
+    meta.push_back({"rope_layout", rope_layout_name(c.rope_layout)});
+    meta.push_back({"rope_fraction", fraction});
+  }
   meta.push_back({"causal", c.causal ? "true" : "false"});
   meta.push_back({"step", std::to_string(step)});
   std::vector<StTensor> tensors;
@@ -57,6 +63,24 @@ static int64_t meta_int(const std::map<std::string, std::string>& m, const std::
       v < lo || v > hi)
     fail(path, ": __metadata__ '", key, "' = '", s, "' is not an integer in [", lo, ", ", hi, "]");
   return v;
+}
+
+// rope_layout and rope_fraction; absent: interleaved and 1 (checkpoints from before the options).
+static void read_rope_options(const std::map<std::string, std::string>& m, const std::string& path,
+                              GPTConfig& c) {
+  auto layout = m.find("rope_layout");
+  if (layout != m.end()) {
+    if (layout->second != "interleaved" && layout->second != "half")
+      fail(path, ": __metadata__ 'rope_layout' = '", layout->second,
+           "' is not interleaved or half");
+    c.rope_layout = parse_rope_layout(layout->second);
+  }
+  auto f = m.find("rope_fraction");
+  if (f == m.end()) return;
+  char* end = nullptr;
+  c.rope_fraction = std::strtod(f->second.c_str(), &end);
+  if (f->second.empty() || *end != '\0' || !(c.rope_fraction > 0 && c.rope_fraction <= 1))
+    fail(path, ": __metadata__ 'rope_fraction' = '", f->second, "' is not a number in (0, 1]");
 }
 
 Checkpoint load_checkpoint(const std::string& path, Device device) {
@@ -82,6 +106,7 @@ Checkpoint load_checkpoint(const std::string& path, Device device) {
   if (causal == m.end() || (causal->second != "true" && causal->second != "false"))
     fail(path, ": __metadata__ 'causal' must be \"true\" or \"false\"");
   c.causal = causal->second == "true";
+  if (c.pe == PeKind::rope) read_rope_options(m, path, c);
   c.device = device;
   int64_t step = meta_int(m, "step", path, 0, int64_t(1) << 40);
   // the config is validated before anything is allocated from it

@@ -46,6 +46,10 @@ static std::vector<FlagSpec> train_flags() {
           {"weight-decay", "X  AdamW decoupled weight decay on Linear weights (default 0.1)"},
           {"seed", "N  seed for init and batches (default 1337)"},
           {"theta", "X  RoPE base (default 10000)"},
+          {"rope-layout",
+           "interleaved|half  RoPE pairs (2i, 2i+1) or (i, i+r/2) (default interleaved)"},
+          {"rope-fraction",
+           "f  RoPE: rotate r = 2 floor(f D/2) dims of each head, f in (0, 1] (default 1)"},
           {"max-len", "N  learned: rows of the position table (default ctx)"},
           {"causal", "true|false  causal mask (default true)", true},
           {"objective", "lm|mlm  next-token or masked-LM training (default lm)"},
@@ -82,6 +86,9 @@ TrainOptions train_options(const Args& a) {
   o.seed = static_cast<uint64_t>(a.integer("seed", 1337, 0, INT64_MAX));
   o.model.rope_theta = a.number("theta", 10000, 1.0000001, 1e12);
   o.model.max_len = a.integer("max-len", 0, 1, 1 << 24);
+  o.model.rope_layout =
+      parse_rope_layout(a.choice("rope-layout", "interleaved", {"interleaved", "half"}));
+  o.model.rope_fraction = a.number("rope-fraction", 1, -1e300, 1e300);  // GPTConfig checks it
   o.model.causal = a.boolean("causal", true);
   o.objective = a.choice("objective", "lm", {"lm", "mlm"});
   o.eval_every = a.integer("eval-every", -1, 1, 100000000);
@@ -92,6 +99,10 @@ TrainOptions train_options(const Args& a) {
   if (a.has("max-len") && o.model.pe != PeKind::learned)
     fail("--max-len applies only to --pe learned");
   if (a.has("theta") && o.model.pe != PeKind::rope) fail("--theta applies only to --pe rope");
+  if (a.has("rope-layout") && o.model.pe != PeKind::rope)
+    fail("--rope-layout interleaved|half applies only to --pe rope");
+  if (a.has("rope-fraction") && o.model.pe != PeKind::rope)
+    fail("--rope-fraction f (f in (0, 1]) applies only to --pe rope");
   o.model.device = device_option(a);
   return o;
 }

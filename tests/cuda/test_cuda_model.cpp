@@ -115,31 +115,40 @@ TEST_CASE("cuda: attention in f64 on the GPU is a clear error", "[cuda]") {
 }
 
 TEST_CASE("cuda: RoPE with every scaling, and dynamic-NTK attention", "[cuda]") {
-  // the rotation: a 2x2 product per pair, exact up to FMA rounding
-  for (ScalingKind sk :
-       {ScalingKind::none, ScalingKind::linear, ScalingKind::ntk, ScalingKind::yarn}) {
-    INFO("scaling " << scaling_name(sk));
-    RoPE rope(16, 10000);
-    rope.set_scaling({sk, 0, 64});
-    Tensor x = randn({2, 200, 3, 16}, 40);
-    Tensor xc = leaf(x, Device::cpu), xg = leaf(x, Device::cuda);
-    Tensor yc = rope.rotate(xc, 3, 203), yg = rope.rotate(xg, 3, 203);
-    REQUIRE_CLOSE(yg, yc, 1e-6, 1e-6);
-    Tensor w = randn(yc.shape(), 41);
-    backward(sum(mul(yc, w)));
-    backward(sum(mul(yg, on_gpu(w))));
-    REQUIRE_CLOSE(xg.grad(), xc.grad(), 1e-6, 1e-6);
-  }
+  // the rotation: a 2x2 product per pair, exact up to FMA rounding. Both layouts, all dims
+  // rotated or r = 6 of 16 (the other 10 copied)
+  for (RopeLayout layout : {RopeLayout::interleaved, RopeLayout::half})
+    for (double f : {1.0, 0.4})
+      for (ScalingKind sk :
+           {ScalingKind::none, ScalingKind::linear, ScalingKind::ntk, ScalingKind::yarn}) {
+        INFO(rope_layout_name(layout) << " f = " << f << " scaling " << scaling_name(sk));
+        RoPE rope(16, 10000, layout, f);
+        rope.set_scaling({sk, 0, 64});
+        Tensor x = randn({2, 200, 3, 16}, 40);
+        Tensor xc = leaf(x, Device::cpu), xg = leaf(x, Device::cuda);
+        Tensor yc = rope.rotate(xc, 3, 203), yg = rope.rotate(xg, 3, 203);
+        REQUIRE_CLOSE(yg, yc, 1e-6, 1e-6);
+        Tensor w = randn(yc.shape(), 41);
+        backward(sum(mul(yc, w)));
+        backward(sum(mul(yg, on_gpu(w))));
+        REQUIRE_CLOSE(xg.grad(), xc.grad(), 1e-6, 1e-6);
+      }
   // dynamic: rows past T0 = 64 each use their own theta; the GPU rotates by the relative
   // angle (j - P) w in one step where the CPU rotates q and k apart: a few float roundings
   NoGrad ng;
   Tensor q = randn({2, 300, 2, 16}, 42), k = randn({2, 300, 2, 16}, 43),
          v = randn({2, 300, 2, 16}, 44);
-  REQUIRE_CLOSE(dynamic_rope_attention(on_gpu(q), on_gpu(k), on_gpu(v), 10000, 64, 0),
-                dynamic_rope_attention(q, k, v, 10000, 64, 0), 1e-4, 2e-5);
   Tensor qd = q.slice(1, 290, 300);  // decoding: 10 queries at positions 290..
-  REQUIRE_CLOSE(dynamic_rope_attention(on_gpu(qd), on_gpu(k), on_gpu(v), 10000, 64, 290),
-                dynamic_rope_attention(qd, k, v, 10000, 64, 290), 1e-4, 2e-5);
+  for (RopeLayout layout : {RopeLayout::interleaved, RopeLayout::half})
+    for (int64_t r : {16, 6}) {
+      INFO("dynamic " << rope_layout_name(layout) << " r = " << r);
+      REQUIRE_CLOSE(
+          dynamic_rope_attention(on_gpu(q), on_gpu(k), on_gpu(v), 10000, 64, 0, r, layout),
+          dynamic_rope_attention(q, k, v, 10000, 64, 0, r, layout), 1e-4, 2e-5);
+      REQUIRE_CLOSE(
+          dynamic_rope_attention(on_gpu(qd), on_gpu(k), on_gpu(v), 10000, 64, 290, r, layout),
+          dynamic_rope_attention(qd, k, v, 10000, 64, 290, r, layout), 1e-4, 2e-5);
+    }
 }
 
 TEST_CASE("cuda: AdamW and gradient clipping match the CPU", "[cuda]") {
@@ -224,14 +233,18 @@ TEST_CASE("cuda: evaluation at 512 for every scheme and every RoPE scaling", "[c
 TEST_CASE("cuda: KV-cache decoding equals recomputation, every scheme", "[cuda]") {
   NoGrad no_grad;
   Ids ids = random_ids(1, 40, 105, 6);
-  for (PeKind pe :
-       {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi}) {
-    INFO("pe " << pe_name(pe));
-    GPTConfig c = canonical(pe);
+  std::vector<GPTConfig> configs;
+  for (PeKind pe : {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi})
+    configs.push_back(canonical(pe));
+  configs.push_back(canonical(PeKind::rope));  // half layout, r = 16 of D = 32 dims rotated
+  configs.back().rope_layout = RopeLayout::half, configs.back().rope_fraction = 0.5;
+  for (GPTConfig c : configs) {
+    INFO("pe " << pe_name(c.pe) << " " << rope_layout_name(c.rope_layout)
+               << " f = " << c.rope_fraction);
     c.block_size = 16;  // so that dynamic scaling changes theta while decoding
     c.device = Device::cuda;
     GPT m(c, 7);
-    if (pe == PeKind::rope) m.posenc().set_scaling({ScalingKind::dynamic, 0, 16});
+    if (c.pe == PeKind::rope) m.posenc().set_scaling({ScalingKind::dynamic, 0, 16});
     Tensor full = m.logits(ids);  // (1,40,V) at once
     KVCache cache = m.new_cache(40);
     Ids first{std::vector<int32_t>(ids.data.begin(), ids.data.begin() + 10), {1, 10}};

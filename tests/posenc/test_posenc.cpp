@@ -32,6 +32,49 @@ TEST_CASE("gradcheck: RoPE op, also on a strided view", "[gradcheck][posenc]") {
   REQUIRE_GRADCHECK("rope yarn", [yc, ys](auto& v) { return rope_rotate(v[0], yc, ys); }, {x});
 }
 
+TEST_CASE("gradcheck: RoPE half layout and partial rotation, every scaling's tables",
+          "[gradcheck][posenc]") {
+  // D = 12: f = 1 rotates all 12 dims (6 pairs), f = 0.5 rotates r = 6 (3 pairs: an odd count,
+  // so the half layout's (i, i + r/2) pairing differs from any interleaved one). L = 16 > T0 = 4
+  // so every scaling's s = 4 enters the tables. (dynamic has no gradient: evaluation only.)
+  Tensor x = rand_leaf({2, 5, 3, 12}, 7);
+  for (RopeLayout layout : {RopeLayout::interleaved, RopeLayout::half})
+    for (double f : {1.0, 0.5})
+      for (ScalingKind sk :
+           {ScalingKind::none, ScalingKind::linear, ScalingKind::ntk, ScalingKind::yarn}) {
+        RoPE rope(12, 10000, layout, f);
+        rope.set_scaling({sk, 0, 4});
+        std::string name = std::string("rope ") + rope_layout_name(layout) +
+                           " f=" + std::to_string(f) + " " + scaling_name(sk);
+        REQUIRE_GRADCHECK(name, [&rope](auto& v) { return rope.rotate(v[0], 2, 16); }, {x});
+      }
+}
+
+TEST_CASE("RoPE options: which dims are rotated, and which pairs", "[posenc]") {
+  // x = e_lo at position 1: the rotation moves it only into its partner hi
+  auto moved_to = [](RopeLayout layout, double f, int64_t lo) {
+    RoPE rope(12, 10000, layout, f);
+    Tensor x = Tensor::zeros({1, 2, 1, 12}, DType::f64);
+    x.slice(1, 1, 2).slice(3, lo, lo + 1).fill_(1.0);
+    Tensor y = rope.rotate(x, 0, 2);
+    std::vector<int64_t> nonzero;
+    for (int64_t d = 0; d < 12; ++d)
+      if (std::abs(y.at({0, 1, 0, d})) > 1e-12) nonzero.push_back(d);
+    return nonzero;
+  };
+  REQUIRE(RoPE(12, 10000, RopeLayout::half, 0.5).rotated_dims() == 6);
+  REQUIRE(RoPE(12, 10000, RopeLayout::half, 0.4).rotated_dims() == 4);  // 2 floor(2.4)
+  REQUIRE(moved_to(RopeLayout::interleaved, 1, 4) == std::vector<int64_t>{4, 5});
+  REQUIRE(moved_to(RopeLayout::half, 1, 4) == std::vector<int64_t>{4, 10});
+  REQUIRE(moved_to(RopeLayout::half, 0.5, 1) == std::vector<int64_t>{1, 4});
+  REQUIRE(moved_to(RopeLayout::interleaved, 0.5, 7) == std::vector<int64_t>{7});  // d >= r
+  REQUIRE(moved_to(RopeLayout::half, 0.5, 11) == std::vector<int64_t>{11});
+  REQUIRE_THROWS_WITH(RoPE(12, 10000, RopeLayout::half, 0.1),
+                      Contains("r = 2 floor(f D / 2) = 0") && Contains("D = 12"));
+  REQUIRE_THROWS_WITH(RoPE(12, 10000, RopeLayout::half, 1.5), Contains("(0, 1]"));
+  REQUIRE_THROWS_WITH(parse_rope_layout("diagonal"), Contains("interleaved|half"));
+}
+
 TEST_CASE("RoPE keeps norms, is the identity at position 0, and is relative", "[posenc]") {
   int64_t D = 8, T = 12;
   Tensor c, s;

@@ -1,0 +1,76 @@
+// Checkpoint metadata of the positional options: written, read back, defaults when absent,
+// and bad values refused naming the key and the file.
+#include <catch2/catch.hpp>
+
+#include "data/safetensors.h"
+#include "tests/support/temp_dir.h"
+#include "train/checkpoint.h"
+
+using namespace poslab;
+using Catch::Contains;
+
+static GPTConfig small(PeKind pe) {
+  GPTConfig c;
+  c.vocab_size = 5, c.n_layer = 1, c.n_head = 2, c.n_embd = 8, c.block_size = 4, c.pe = pe;
+  return c;
+}
+
+static std::string meta_value(const StFile& f, const std::string& key) {
+  for (const auto& [k, v] : f.metadata)
+    if (k == key) return v;
+  return "(absent)";
+}
+
+// Rewrites `path` with metadata key set to value ("" removes it).
+static void set_meta(const std::string& path, const std::string& key, const std::string& value) {
+  StFile f = load_safetensors(path);
+  StMetadata meta;
+  for (const auto& kv : f.metadata)
+    if (kv.first != key) meta.push_back(kv);
+  if (!value.empty()) meta.push_back({key, value});
+  save_safetensors(path, f.tensors, meta);
+}
+
+TEST_CASE("checkpoints keep rope_layout and rope_fraction; absent means interleaved and 1",
+          "[train]") {
+  test::TempDir dir;
+  std::string path = dir.file("m.safetensors");
+  GPTConfig c = small(PeKind::rope);
+  c.rope_layout = RopeLayout::half;
+  c.rope_fraction = 0.5;
+  save_checkpoint(GPT(c, 1), 3, path);
+  StFile f = load_safetensors(path);
+  REQUIRE(meta_value(f, "rope_layout") == "half");
+  REQUIRE(meta_value(f, "rope_fraction") == "0.5");
+  Checkpoint ck = load_checkpoint(path);
+  REQUIRE(ck.model->config().rope_layout == RopeLayout::half);
+  REQUIRE(ck.model->config().rope_fraction == 0.5);
+  set_meta(path, "rope_layout", "");
+  set_meta(path, "rope_fraction", "");
+  ck = load_checkpoint(path);
+  REQUIRE(ck.model->config().rope_layout == RopeLayout::interleaved);
+  REQUIRE(ck.model->config().rope_fraction == 1);
+  // other schemes do not carry the keys
+  save_checkpoint(GPT(small(PeKind::alibi), 1), 0, dir.file("a.safetensors"));
+  REQUIRE(meta_value(load_safetensors(dir.file("a.safetensors")), "rope_layout") == "(absent)");
+}
+
+TEST_CASE("bad rope_layout and rope_fraction are refused naming the key and the file",
+          "[train][errors]") {
+  test::TempDir dir;
+  std::string path = dir.file("m.safetensors");
+  save_checkpoint(GPT(small(PeKind::rope), 1), 0, path);
+  set_meta(path, "rope_layout", "diagonal");
+  REQUIRE_THROWS_WITH(load_checkpoint(path), Contains("m.safetensors") &&
+                                                 Contains("'rope_layout' = 'diagonal'") &&
+                                                 Contains("interleaved or half"));
+  set_meta(path, "rope_layout", "half");
+  for (const char* bad : {"0", "1.5", "-0.5", "abc", "nan", "0.5x"}) {
+    set_meta(path, "rope_fraction", bad);
+    REQUIRE_THROWS_WITH(load_checkpoint(path),
+                        Contains("m.safetensors") && Contains("'rope_fraction'") &&
+                            Contains(std::string("'") + bad + "'") && Contains("(0, 1]"));
+  }
+  set_meta(path, "rope_fraction", "0.1");  // r = 2 floor(0.1 * 4 / 2) = 0: no rotated pair
+  REQUIRE_THROWS_WITH(load_checkpoint(path), Contains("--rope-fraction") && Contains("r >= 2"));
+}
