@@ -1,0 +1,61 @@
+#include "posenc/t5.h"
+
+#include <cmath>
+
+namespace poslab {
+
+void validate_t5(const T5Options& o) {
+  int64_t min_buckets = o.causal ? 2 : 4;
+  if (o.num_buckets < min_buckets)
+    fail("--t5-buckets: expected at least ", min_buckets, " buckets (",
+         o.causal ? "causal" : "bidirectional: two halves", ", max_exact >= 1), but got ",
+         o.num_buckets);
+  int64_t max_exact = (o.causal ? o.num_buckets : o.num_buckets / 2) / 2;
+  if (o.max_distance <= max_exact)
+    fail("--t5-max-distance: expected more than max_exact = ", max_exact,
+         " (half of each side's buckets), but got ", o.max_distance);
+}
+
+int64_t t5_bucket(int64_t n, const T5Options& o) {
+  int64_t nb = o.num_buckets, base = 0;
+  if (o.causal) {
+    n = std::max<int64_t>(n, 0);
+  } else {
+    nb /= 2;
+    if (n < 0) base = nb;  // j > i: the future half of the table
+    n = std::abs(n);
+  }
+  int64_t max_exact = nb / 2;
+  if (n < max_exact) return base + n;
+  // x is an integer exactly when n = max_exact (md/me)^(k/(nb-me)) for a whole k (n = 16 at
+  // the bidirectional defaults: x = 2); the 1e-9 keeps ln's rounding from flooring it to k-1.
+  double x = std::log(static_cast<double>(n) / max_exact) /
+             std::log(static_cast<double>(o.max_distance) / max_exact) * (nb - max_exact);
+  int64_t log_bucket = max_exact + static_cast<int64_t>(std::floor(x + 1e-9));
+  return base + std::min(nb - 1, log_bucket);
+}
+
+Tensor t5_bias_table(const Tensor& rel_bias, int64_t delta_lo, int64_t delta_hi,
+                     const T5Options& o) {
+  if (rel_bias.dim() != 2 || rel_bias.size(0) != o.num_buckets)
+    fail("t5: expected rel_bias (num_buckets, H) with num_buckets = ", o.num_buckets, ", but got ",
+         shape_str(rel_bias.shape()));
+  if (delta_hi < delta_lo)
+    fail("t5: expected an offset range delta_lo <= delta_hi, but got ", delta_lo, " .. ", delta_hi);
+  int64_t n = delta_hi - delta_lo + 1;
+  Ids buckets{std::vector<int32_t>(n), {n}};
+  for (int64_t c = 0; c < n; ++c)
+    buckets.data[c] = static_cast<int32_t>(t5_bucket(delta_lo + c, o));
+  // (n, H) rows gathered by bucket; backward: the lookup's scatter-add by bucket (t5.h)
+  return transpose(embedding(rel_bias, buckets), 0, 1);  // (H, n)
+}
+
+T5RelativeBias::T5RelativeBias(int64_t n_head, const T5Options& o, Generator& gen, DType dtype)
+    : opt_(o) {
+  validate_t5(o);
+  if (n_head <= 0) fail("t5: expected at least one head, but got ", n_head);
+  rel_bias_ = Tensor::randn({o.num_buckets, n_head}, gen, 0.02, dtype);
+  rel_bias_.set_requires_grad(true);
+}
+
+}  // namespace poslab
