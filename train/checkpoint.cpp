@@ -83,6 +83,26 @@ static void read_rope_options(const std::map<std::string, std::string>& m, const
     fail(path, ": __metadata__ 'rope_fraction' = '", f->second, "' is not a number in (0, 1]");
 }
 
+T5Options read_t5_options(const StFile& f, const std::string& path, int64_t n_head, bool causal) {
+  std::map<std::string, std::string> m(f.metadata.begin(), f.metadata.end());
+  T5Options o;
+  o.causal = causal;
+  o.num_buckets = meta_int(m, "t5_buckets", path, causal ? 2 : 4, 1 << 16);
+  int64_t max_exact = (causal ? o.num_buckets : o.num_buckets / 2) / 2;
+  o.max_distance = meta_int(m, "t5_max_distance", path, max_exact + 1, 1 << 24);
+  const char* name = "transformer.rel_bias.weight";
+  const StTensor* table = nullptr;
+  for (const StTensor& t : f.tensors)
+    if (t.name == name) table = &t;
+  if (!table)
+    fail(path, ": pe = t5, but tensor '", name, "' [t5_buckets, n_head] = [", o.num_buckets, ", ",
+         n_head, "] is missing");
+  if (table->shape != std::vector<int64_t>{o.num_buckets, n_head})
+    fail(path, ": __metadata__ 't5_buckets' = '", o.num_buckets, "' and n_head = ", n_head,
+         " do not match tensor '", name, "' of shape ", shape_str(table->shape));
+  return o;
+}
+
 Checkpoint load_checkpoint(const std::string& path, Device device) {
   StFile f = load_safetensors(path);
   std::map<std::string, std::string> m(f.metadata.begin(), f.metadata.end());

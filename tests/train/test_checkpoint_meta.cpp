@@ -74,3 +74,37 @@ TEST_CASE("bad rope_layout and rope_fraction are refused naming the key and the 
   set_meta(path, "rope_fraction", "0.1");  // r = 2 floor(0.1 * 4 / 2) = 0: no rotated pair
   REQUIRE_THROWS_WITH(load_checkpoint(path), Contains("--rope-fraction") && Contains("r >= 2"));
 }
+
+// The parts of a t5 checkpoint that read_t5_options looks at.
+static StFile t5_file(const std::string& buckets, const std::string& max_distance,
+                      std::vector<int64_t> table_shape) {
+  StFile f;
+  if (!buckets.empty()) f.metadata.push_back({"t5_buckets", buckets});
+  if (!max_distance.empty()) f.metadata.push_back({"t5_max_distance", max_distance});
+  if (!table_shape.empty())
+    f.tensors.push_back({"transformer.rel_bias.weight", "F32", table_shape,
+                         std::vector<float>(table_shape[0] * table_shape[1])});
+  return f;
+}
+
+TEST_CASE("t5 checkpoints: options read, table checked, errors name the key and the file",
+          "[train][errors]") {
+  T5Options o = read_t5_options(t5_file("8", "12", {8, 2}), "m.safetensors", 2, true);
+  REQUIRE(o.num_buckets == 8);
+  REQUIRE(o.max_distance == 12);
+  REQUIRE(o.causal);
+  REQUIRE_THROWS_WITH(read_t5_options(t5_file("8", "12", {}), "m.safetensors", 2, true),
+                      Contains("m.safetensors") && Contains("'transformer.rel_bias.weight'") &&
+                          Contains("missing"));
+  REQUIRE_THROWS_WITH(
+      read_t5_options(t5_file("16", "12", {8, 2}), "m.safetensors", 2, true),
+      Contains("m.safetensors") && Contains("'t5_buckets' = '16'") && Contains("(8,2)"));
+  REQUIRE_THROWS_WITH(read_t5_options(t5_file("8", "12", {8, 3}), "m.safetensors", 2, true),
+                      Contains("n_head = 2") && Contains("(8,3)"));
+  REQUIRE_THROWS_WITH(read_t5_options(t5_file("", "12", {8, 2}), "m.safetensors", 2, true),
+                      Contains("m.safetensors") && Contains("lacks 't5_buckets'"));
+  REQUIRE_THROWS_WITH(read_t5_options(t5_file("8", "4", {8, 2}), "m.safetensors", 2, true),
+                      Contains("'t5_max_distance' = '4'"));  // max_exact = 4
+  REQUIRE_THROWS_WITH(read_t5_options(t5_file("2", "12", {2, 2}), "m.safetensors", 2, false),
+                      Contains("'t5_buckets' = '2'"));  // bidirectional needs 4
+}
