@@ -9,7 +9,8 @@
 #   synth    - written by spec_model.py with large random weights (sharp attention, so the
 #              loss really depends on positions: a 30-step model hardly uses them), plus
 #              variants: ALiBi with 6 heads (non-power-of-two slopes), RoPE with theta 500
-#              and hd 16, no causal mask (none, alibi).
+#              and hd 16, RoPE with the half layout and with a rope fraction < 1 (both
+#              layouts), no causal mask (none, alibi).
 # For every pe, L in {16, 32, 64, 128}; for rope also every --rope-scaling and explicit
 # --factor. Exit 0 if every loss, ppl and bucket loss agrees to 1e-4 relative, 1 if not,
 # 77 if /usr/bin/python3 has no torch. KEEP=1 keeps the temporary folder.
@@ -61,6 +62,13 @@ for pe in none learned sinusoidal rope alibi; do
   fi
   CKPTS+=("trained $pe $TMP/$pe/model.safetensors")
 done
+if "$POSLAB" train --data "$DATA" --pe rope --rope-layout half --rope-fraction 0.5 \
+     --out "$TMP/rope_half_f05" --steps 30 --ctx 32 --d 32 --layers 2 --heads 4 --batch 8 \
+     --quiet >/dev/null; then
+  CKPTS+=("trained:half-f0.5 rope $TMP/rope_half_f05/model.safetensors")
+else
+  echo "train --pe rope --rope-layout half --rope-fraction 0.5 failed"; fail=1
+fi
 synth() {  # name pe [flags...]
   local name=$1 pe=$2; shift 2
   "$PY" "$REF" synth --out "$TMP/syn_$name.safetensors" --pe "$pe" --data "$DATA" --ctx 32 "$@" \
@@ -73,6 +81,9 @@ synth rope rope --seed 4
 synth alibi alibi --seed 5
 synth alibi-h6 alibi --heads 6 --d 48 --seed 26
 synth rope-th500-hd16 rope --heads 2 --d 32 --theta 500 --seed 7
+synth rope-half rope --rope-layout half --seed 10
+synth rope-f0.5-hd16 rope --heads 2 --d 32 --rope-fraction 0.5 --seed 11
+synth rope-half-f0.4 rope --heads 2 --d 32 --rope-layout half --rope-fraction 0.4 --seed 12
 synth alibi-bidir alibi --causal false --seed 8
 synth none-bidir none --causal false --seed 9
 
@@ -130,6 +141,12 @@ expect_error "--factor with dynamic" -- eval --ckpt "$SR" --data "$DATA" --len 1
 expect_error "--factor below 1" -- eval --ckpt "$SR" --data "$DATA" --len 16 --rope-scaling linear --factor 0.5 --json
 expect_error "--rope-scaling with alibi" -- eval --ckpt "$SA" --data "$DATA" --len 16 --rope-scaling ntk --json
 expect_error "learned L > max_len names both" 129 128 -- eval --ckpt "$SL" --data "$DATA" --len 129 --windows 1 --json
+expect_error "--rope-layout with alibi" --rope-layout interleaved -- train --data "$DATA" --pe alibi --rope-layout half --out "$TMP/x1" --steps 1
+expect_error "--rope-fraction with none" --rope-fraction -- train --data "$DATA" --pe none --rope-fraction 0.5 --out "$TMP/x2" --steps 1
+expect_error "unknown --rope-layout" --rope-layout interleaved half -- train --data "$DATA" --pe rope --rope-layout diagonal --out "$TMP/x3" --steps 1
+expect_error "--rope-fraction 0" --rope-fraction "(0, 1]" -- train --data "$DATA" --pe rope --rope-fraction 0 --out "$TMP/x4" --steps 1
+"$PY" "$REF" synth --out "$TMP/bad_fraction.safetensors" --pe rope --data "$DATA" --rope-fraction 1.5
+expect_error "checkpoint rope_fraction 1.5" rope_fraction bad_fraction.safetensors "(0, 1]" -- eval --ckpt "$TMP/bad_fraction.safetensors" --data "$DATA" --len 16 --json
 
 if [ "$fail" = 0 ]; then echo "PASS: poslab eval agrees with the SPEC reference"; else echo "FAIL"; fi
 exit "$fail"
