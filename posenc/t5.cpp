@@ -35,19 +35,20 @@ int64_t t5_bucket(int64_t n, const T5Options& o) {
   return base + std::min(nb - 1, log_bucket);
 }
 
-Tensor t5_bias_table(const Tensor& rel_bias, int64_t delta_lo, int64_t delta_hi,
+Tensor t5_bias_table(const Tensor& rel_bias, int64_t q_pos0, int64_t Tq, int64_t Tk,
                      const T5Options& o) {
   if (rel_bias.dim() != 2 || rel_bias.size(0) != o.num_buckets)
     fail("t5: expected rel_bias (num_buckets, H) with num_buckets = ", o.num_buckets, ", but got ",
          shape_str(rel_bias.shape()));
-  if (delta_hi < delta_lo)
-    fail("t5: expected an offset range delta_lo <= delta_hi, but got ", delta_lo, " .. ", delta_hi);
-  int64_t n = delta_hi - delta_lo + 1;
-  Ids buckets{std::vector<int32_t>(n), {n}};
-  for (int64_t c = 0; c < n; ++c)
-    buckets.data[c] = static_cast<int32_t>(t5_bucket(delta_lo + c, o));
-  // (n, H) rows gathered by bucket; backward: the lookup's scatter-add by bucket (t5.h)
-  return transpose(embedding(rel_bias, buckets), 0, 1);  // (H, n)
+  if (Tq < 1 || Tk < 1 || q_pos0 < 0)
+    fail("t5: expected Tq, Tk >= 1 and q_pos0 >= 0, but got Tq = ", Tq, ", Tk = ", Tk,
+         ", q_pos0 = ", q_pos0);
+  int64_t W = Tq + Tk - 1, r_lo = -(Tq - 1) - q_pos0;
+  Ids buckets{std::vector<int32_t>(W), {W}};
+  for (int64_t c = 0; c < W; ++c)
+    buckets.data[c] = static_cast<int32_t>(t5_bucket(-(r_lo + c), o));  // n = i - j = -r_c
+  // (W, H) rows gathered by bucket; backward: the lookup's scatter-add by bucket (t5.h)
+  return transpose(embedding(rel_bias, buckets), 0, 1);  // (H, W)
 }
 
 T5RelativeBias::T5RelativeBias(int64_t n_head, const T5Options& o, Generator& gen, DType dtype)

@@ -38,17 +38,20 @@
 // value was trained on every offset from 113 (the defaults' first offset there) to T0 - 1. The
 // price: past max_distance the bias cannot tell distances apart; only the content can.
 //
-// The bias table (what attention reads). For the offsets delta = delta_lo .. delta_hi that a
-// window needs, t5_bias_table gathers bias[h][delta] = rel_bias[bucket(delta), h]: O(H T), never
-// a T x T matrix. It is an embedding lookup of the bucket ids in rel_bias, transposed.
+// The bias table (what attention reads). Queries at positions P_i = q_pos0 + i (i < Tq) and
+// keys at j < Tk meet the relative positions r = j - P_i = -(Tq-1) - q_pos0 .. Tk-1 - q_pos0;
+// column c of the table holds r_c = c - (Tq-1) - q_pos0, and t5_bias_table gathers
+//   bias[h, c] = rel_bias[bucket(-r_c), h]          (-r_c = i - j, the offset n above)
+// O(H (Tq + Tk)), never a T x T matrix. It is an embedding lookup of the bucket ids in
+// rel_bias, transposed.
 //
 // Backward (hand-derived). S[b,h,i,j] = s(q,k) + rel_bias[bucket(i - j), h], so
 //   dL/drel_bias[u, h] = sum over b, i, j with bucket(i - j) = u of dS[b,h,i,j]
 //                      = sum over delta with bucket(delta) = u of dbias[h][delta],
 // where dbias[h][delta] = sum_b sum_{i - j = delta} dS[b,h,i,j] is what attention hands back
-// for the table. A scatter-add of dbias by bucket and head: the embedding lookup's own
-// backward (tests: "gradcheck: the T5 bias table", "the T5 table's gradient is the
-// scatter-add by bucket").
+// for the table (its column of offset delta). A scatter-add of dbias by bucket and head: the
+// embedding lookup's own backward (tests: "gradcheck: the T5 bias table", "the T5 table's gradient
+// is the scatter-add by bucket").
 //
 // Training: rel_bias is drawn N(0, 0.02^2) and, like the embeddings, gets no weight decay (it is
 // a table of per-offset preferences, not a weight matrix; decaying it would pull every bucket
@@ -71,9 +74,10 @@ void validate_t5(const T5Options& o);
 // The bucket of offset n = i - j (query i, key j), as above.
 int64_t t5_bucket(int64_t n, const T5Options& o);
 
-// rel_bias: (num_buckets, H) -> bias (H, delta_hi - delta_lo + 1), column c holding offset
-// delta = delta_lo + c: bias[h][c] = rel_bias[bucket(delta), h]. Differentiable in rel_bias.
-Tensor t5_bias_table(const Tensor& rel_bias, int64_t delta_lo, int64_t delta_hi,
+// rel_bias: (num_buckets, H) -> bias (H, Tq+Tk-1) for queries at q_pos0 .. q_pos0+Tq-1 and
+// keys at 0 .. Tk-1: column c holds the relative position r_c = c - (Tq-1) - q_pos0 = j - P_i,
+// bias[h, c] = rel_bias[bucket(-r_c), h]. Differentiable in rel_bias.
+Tensor t5_bias_table(const Tensor& rel_bias, int64_t q_pos0, int64_t Tq, int64_t Tk,
                      const T5Options& o);
 
 // The learned table and its options. Checkpoint name: transformer.rel_bias.weight.
@@ -82,8 +86,10 @@ class T5RelativeBias {
   T5RelativeBias(int64_t n_head, const T5Options& o, Generator& gen, DType dtype = DType::f32);
   const T5Options& options() const { return opt_; }
   const Tensor& weight() const { return rel_bias_; }  // (num_buckets, H)
-  // bias (H, 2L - 1) for every offset of a window of length L: delta = -(L-1) .. L-1.
-  Tensor table(int64_t L) const { return t5_bias_table(rel_bias_, -(L - 1), L - 1, opt_); }
+  // t5_bias_table of this table (H, Tq+Tk-1)
+  Tensor table(int64_t q_pos0, int64_t Tq, int64_t Tk) const {
+    return t5_bias_table(rel_bias_, q_pos0, Tq, Tk, opt_);
+  }
   std::vector<std::pair<std::string, Tensor>> parameters() const {
     return {{"transformer.rel_bias.weight", rel_bias_}};
   }

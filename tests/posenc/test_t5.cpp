@@ -59,14 +59,14 @@ TEST_CASE("gradcheck: the T5 bias table", "[gradcheck][posenc]") {
     T5Options o{8, 12, causal};
     Tensor rel_bias = rand_leaf({8, 3}, causal ? 11 : 12);
     REQUIRE_GRADCHECK(std::string("t5 table ") + (causal ? "causal" : "bidirectional"),
-                      [o](auto& v) { return t5_bias_table(v[0], -19, 19, o); }, {rel_bias});
+                      [o](auto& v) { return t5_bias_table(v[0], 0, 20, 20, o); }, {rel_bias});
   }
 }
 
 TEST_CASE("the T5 table's gradient is the scatter-add by bucket", "[posenc]") {
   T5Options o{8, 12, false};
   Tensor rel_bias = rand_leaf({8, 2}, 13);
-  Tensor table = t5_bias_table(rel_bias, -19, 19, o);  // (2, 39)
+  Tensor table = t5_bias_table(rel_bias, 0, 20, 20, o);  // (2, 39): r = j - i = -19 .. 19
   REQUIRE(table.shape() == Shape{2, 39});
   Generator g(14);
   Tensor dbias = Tensor::randn({2, 39}, g, 1, DType::f64);
@@ -74,7 +74,7 @@ TEST_CASE("the T5 table's gradient is the scatter-add by bucket", "[posenc]") {
   std::vector<double> want(8 * 2, 0.0);
   for (int64_t c = 0; c < 39; ++c)
     for (int64_t h = 0; h < 2; ++h) {
-      int64_t u = t5_bucket(c - 19, o);
+      int64_t u = t5_bucket(19 - c, o);  // i - j = -r_c
       REQUIRE(table.at({h, c}) == rel_bias.at({u, h}));
       want[u * 2 + h] += dbias.at({h, c});
     }
@@ -91,11 +91,15 @@ TEST_CASE("T5: the table's init and name, and bad options named by flag", "[pose
   double ss = 0;
   for (double v : w) ss += v * v;
   REQUIRE(std::sqrt(ss / w.size()) == Approx(0.02).epsilon(0.15));  // 256 draws of N(0, 0.02^2)
-  REQUIRE(t5.table(5).shape() == Shape{8, 9});
+  REQUIRE(t5.table(0, 5, 5).shape() == Shape{8, 9});
+  // decoding: 1 query at position 6 over keys 0..6: r = -6 .. 0, offsets i - j = 6 .. 0
+  Tensor step = t5.table(6, 1, 7);
+  for (int64_t c = 0; c < 7; ++c)
+    REQUIRE(step.at({3, c}) == t5.weight().at({t5_bucket(6 - c, t5.options()), 3}));
   REQUIRE_THROWS_WITH(validate_t5({1, 128, true}), Contains("--t5-buckets") && Contains("1"));
   REQUIRE_THROWS_WITH(validate_t5({2, 128, false}), Contains("--t5-buckets"));
   REQUIRE_THROWS_WITH(validate_t5({32, 16, true}),
                       Contains("--t5-max-distance") && Contains("max_exact = 16"));
-  REQUIRE_THROWS_WITH(t5_bias_table(t5.weight(), 0, 3, T5Options{16, 128, true}),
+  REQUIRE_THROWS_WITH(t5_bias_table(t5.weight(), 0, 3, 3, T5Options{16, 128, true}),
                       Contains("num_buckets = 16") && Contains("(32,8)"));
 }
