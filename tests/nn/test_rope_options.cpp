@@ -10,15 +10,8 @@ using namespace poslab;
 // H = 2 heads of D = 12 dims, T0 = 4: windows past T0 make every scaling act.
 static GPTConfig rope_model(RopeLayout layout, double fraction) {
   GPTConfig c;
-  c.vocab_size = 7;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_embd = 24;
-  c.block_size = 4;
-  c.pe = PeKind::rope;
-  c.rope_layout = layout;
-  c.rope_fraction = fraction;
-  c.dtype = DType::f64;
+  c.vocab_size = 7, c.n_layer = 2, c.n_head = 2, c.n_embd = 24, c.block_size = 4;
+  c.pe = PeKind::rope, c.rope_layout = layout, c.rope_fraction = fraction, c.dtype = DType::f64;
   return c;
 }
 
