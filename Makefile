@@ -1,20 +1,22 @@
 # poslab's front door. On a fresh Debian machine:
 #   make test          install what is missing, build (Release), run every test
+#   make gradcheck     gradient-check each encoding: one table per encoding, non-zero on failure
 #   make experiments   install what is missing, build, run the whole study -> results/REPORT.md
 # Also: make experiments-quick, make bench, make debug, make sanitize, make format, make clean,
 # make gpu-bundle (the binaries scripts/gpu_check.sh runs on a GPU machine), make cuda-emu (the
 # GPU tests on a CPU emulator of CUDA).
-# Overrides: STEPS=n DEVICE=cpu|cuda JOBS=n
+# Overrides: STEPS=n DEVICE=cpu|cuda JOBS=n (build) STUDY_JOBS=n (runs of the study made at once)
 JOBS    ?= $(shell nproc)
 BUILD   ?= build/release
 CMAKE   ?= cmake
 STEPS   ?=
 DEVICE  ?= cpu
+STUDY_JOBS ?=
 export OMP_WAIT_POLICY ?= PASSIVE
 
 FUZZ_SECONDS ?= 60
-.PHONY: all deps build test experiments experiments-quick bench debug sanitize fuzz format clean \
-	gpu-bundle cuda-emu
+.PHONY: all deps build test gradcheck experiments experiments-quick bench debug sanitize fuzz \
+	format clean gpu-bundle cuda-emu
 
 all: build
 
@@ -30,11 +32,19 @@ build: deps $(BUILD)/CMakeCache.txt
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# Gradient-checks every encoding (and the ops below them) against central finite differences
+# in f64, and prints one table per encoding; exits non-zero on a failure.
+gradcheck: deps $(BUILD)/CMakeCache.txt
+	$(CMAKE) --build $(BUILD) -j $(JOBS) --target gradcheck
+	$(BUILD)/tests/gradcheck
+
 experiments: build
-	$(BUILD)/train/poslab experiments --out results --device $(DEVICE) $(if $(STEPS),--steps $(STEPS))
+	$(BUILD)/train/poslab experiments --out results --device $(DEVICE) $(if $(STEPS),--steps $(STEPS)) \
+	  $(if $(STUDY_JOBS),--jobs $(STUDY_JOBS))
 
 experiments-quick: build
-	$(BUILD)/train/poslab experiments --quick --out results-quick --device $(DEVICE) $(if $(STEPS),--steps $(STEPS))
+	$(BUILD)/train/poslab experiments --quick --out results-quick --device $(DEVICE) $(if $(STEPS),--steps $(STEPS)) \
+	  $(if $(STUDY_JOBS),--jobs $(STUDY_JOBS))
 
 bench: build
 	scripts/bench.sh $(BUILD)

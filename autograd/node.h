@@ -38,6 +38,15 @@ class NoGrad {
   bool prev_;
 };
 
+// A parameter moved to another device: the same values in a new leaf that requires grad, as
+// PyTorch's module.to() does. Itself when it is there already.
+inline Tensor parameter_to(const Tensor& p, Device device) {
+  if (p.device() == device) return p;
+  Tensor t = p.detach().to(device);
+  t.set_requires_grad(true);
+  return t;
+}
+
 // True when an op with these inputs must record a node.
 bool any_requires_grad(std::initializer_list<const Tensor*> inputs);
 

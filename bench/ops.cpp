@@ -12,6 +12,7 @@
 #include "bench/bench_util.h"
 #include "nn/attention_op.h"
 #include "posenc/alibi.h"
+#include "posenc/none.h"
 #include "posenc/rope.h"
 
 using namespace poslab;
@@ -44,6 +45,7 @@ int main() {
   Generator g(11);
   RoPE rope(D, 10000);
   ALiBi alibi(H);
+  NoPE plain;
   std::printf("%-18s %6s %4s %10s %12s\n", "op", "T", "B", "fwd+bwd", "tokens/s");
   for (int64_t T : {256, 1024, 4096}) {
     int64_t B = kTokens / T;
@@ -52,12 +54,14 @@ int main() {
     Tensor v = Tensor::randn({B, T, H, D}, g).set_requires_grad(true);
     Tensor w = Tensor::randn({B, T, H, D}, g);
     for (std::string scheme : {"plain", "rope", "alibi"}) {
-      AttentionOptions opt;
-      if (scheme == "alibi") opt.alibi_slopes = alibi.alibi_slopes();
       auto run = [&](bool fused) {
-        Tensor qr = q, kr = k;
-        if (scheme == "rope") qr = rope.rotate(q, 0, T), kr = rope.rotate(k, 0, T);
-        return fused ? attention(qr, kr, v, opt) : attention_reference(qr, kr, v, opt);
+        const PositionalEncoding* pe = &plain;
+        if (scheme == "rope") pe = &rope;
+        if (scheme == "alibi") pe = &alibi;
+        AttentionTerms t = pe->attention_terms(q, k, 0, true);
+        AttentionOptions opt;
+        opt.rel_bias = t.rel_bias;
+        return fused ? attention(t.q, t.k, v, opt) : attention_reference(t.q, t.k, v, opt);
       };
       if (T <= 1024) {
         double d = max_rel_diff(run(true), run(false));

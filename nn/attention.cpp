@@ -1,7 +1,5 @@
 #include "nn/attention.h"
 
-#include "posenc/rope.h"
-
 namespace poslab {
 
 CausalSelfAttention::CausalSelfAttention(int64_t C, int64_t H, bool causal_, Generator& gen,
@@ -14,34 +12,30 @@ CausalSelfAttention::CausalSelfAttention(int64_t C, int64_t H, bool causal_, Gen
     fail("attention: expected heads dividing the width, but got C = ", C, " and H = ", H);
 }
 
-// q: (B,Tq,H,D) at positions q_pos0..; k, v: (B,Tk,H,D) at positions 0..Tk-1, before RoPE.
-Tensor CausalSelfAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v,
-                                   const PositionalEncoding& pe, int64_t train_len,
-                                   int64_t q_pos0) const {
-  int64_t L = k.size(1);  // the context length the prediction is made at
-  if (pe.kind() == PeKind::rope) {
-    const auto& rope = static_cast<const RoPE&>(pe);
-    if (rope.scaling().kind == ScalingKind::dynamic) {
-      if (!causal) fail("rope: dynamic scaling needs a causal model");
-      return dynamic_rope_attention(q, k, v, rope.theta(), train_len, q_pos0, rope.rotated_dims(),
-                                    rope.layout());
-    }
-  }
-  AttentionOptions opt;
-  opt.causal = causal;
-  opt.alibi_slopes = pe.alibi_slopes();
-  opt.q_pos0 = q_pos0;
-  return attention(pe.rotate(q, q_pos0, L), pe.rotate(k, 0, L), v, opt);
+AttentionOptions CausalSelfAttention::options(const AttentionTerms& terms, int64_t q_pos0) const {
+  AttentionOptions o;
+  o.causal = causal;
+  o.q_pos0 = q_pos0;
+  o.rel_bias = terms.rel_bias;
+  o.row_freqs = terms.row_freqs;
+  return o;
 }
 
-Tensor CausalSelfAttention::forward(const Tensor& x, const PositionalEncoding& pe,
-                                    int64_t train_len) const {
+// q: (B,Tq,H,D) at positions q_pos0..; k, v: (B,Tk,H,D) at positions 0..Tk-1, before the
+// scheme has acted.
+Tensor CausalSelfAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v,
+                                   const PositionalEncoding& pe, int64_t q_pos0) const {
+  AttentionTerms t = pe.attention_terms(q, k, q_pos0, causal);
+  return attention(t.q, t.k, v, options(t, q_pos0));
+}
+
+Tensor CausalSelfAttention::forward(const Tensor& x, const PositionalEncoding& pe) const {
   int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = n_head, D = C / H;
   Tensor qkv = c_attn.forward(x);  // (B,T,3C)
   Tensor q = reshape(slice(qkv, 2, 0, C), {B, T, H, D});
   Tensor k = reshape(slice(qkv, 2, C, 2 * C), {B, T, H, D});
   Tensor v = reshape(slice(qkv, 2, 2 * C, 3 * C), {B, T, H, D});
-  Tensor y = attend(q, k, v, pe, train_len, 0);  // (B,T,H,D)
+  Tensor y = attend(q, k, v, pe, 0);  // (B,T,H,D)
   return c_proj.forward(reshape(y, {B, T, C}));
 }
 
@@ -50,14 +44,12 @@ Tensor CausalSelfAttention::probabilities(const Tensor& x, const PositionalEncod
   Tensor qkv = c_attn.forward(x);
   Tensor q = qkv.slice(2, 0, C).reshape({B, T, H, D}),
          k = qkv.slice(2, C, 2 * C).reshape({B, T, H, D});
-  AttentionOptions opt;
-  opt.causal = causal;
-  opt.alibi_slopes = pe.alibi_slopes();
-  return attention_probs_reference(pe.rotate(q, 0, T), pe.rotate(k, 0, T), opt);
+  AttentionTerms t = pe.attention_terms(q, k, 0, causal);
+  return attention_probs_reference(t.q, t.k, options(t, 0));
 }
 
 Tensor CausalSelfAttention::forward_cached(const Tensor& x, const PositionalEncoding& pe,
-                                           int64_t train_len, LayerCache& cache) const {
+                                           LayerCache& cache) const {
   int64_t T = x.size(1), C = x.size(2), H = n_head, D = C / H;
   if (x.size(0) != 1)
     fail("attention: cached decoding expects batch 1, but got ", shape_str(x.shape()));
@@ -72,8 +64,7 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, const PositionalEnco
   int64_t pos0 = cache.len;
   cache.len += T;
   // keys are cached before RoPE and rotated here for the current length (exact for dynamic)
-  Tensor y = attend(q, cache.k.slice(1, 0, cache.len), cache.v.slice(1, 0, cache.len), pe,
-                    train_len, pos0);
+  Tensor y = attend(q, cache.k.slice(1, 0, cache.len), cache.v.slice(1, 0, cache.len), pe, pos0);
   return c_proj.forward(y.reshape({1, T, C}));
 }
 

@@ -2,12 +2,12 @@
 //
 //   qkv = c_attn(x)                  (B,T,3C);  q = cols [0,C), k = [C,2C), v = [2C,3C)
 //   q, k, v viewed as (B,T,H,D)      head h owns dims [hD, (h+1)D) — views, no copies
-//   q, k = posenc.rotate(q, k)       RoPE (identity for the other schemes)
-//   y = attention(q, k, v)           fused op: scale, ALiBi bias, causal mask, softmax, P v
+//   terms = pe.attention_terms(q, k) the scheme's part, as data: q and k (RoPE: rotated), a
+//                                    relative-bias table (ALiBi), per-row frequencies (RoPE
+//                                    dynamic scaling); see posenc/posenc.h
+//   y = attention(terms.q, terms.k, v, {causal, terms' tables})     the fused op
 //   out = c_proj(y viewed as (B,T,C))
-//
-// With RoPE + dynamic scaling (evaluation only) the rotation happens per query row inside
-// dynamic_rope_attention instead.
+// The module never asks which scheme it runs with.
 #pragma once
 #include "nn/attention_op.h"
 #include "nn/linear.h"
@@ -30,10 +30,9 @@ struct CausalSelfAttention {
   CausalSelfAttention(int64_t C, int64_t H, bool causal, Generator& gen, double proj_std,
                       DType dtype);
   // x: (B,T,C) at positions 0..T-1 -> (B,T,C)
-  Tensor forward(const Tensor& x, const PositionalEncoding& pe, int64_t train_len) const;
+  Tensor forward(const Tensor& x, const PositionalEncoding& pe) const;
   // x: (1,T,C), the next T positions after cache.len; appends to the cache.
-  Tensor forward_cached(const Tensor& x, const PositionalEncoding& pe, int64_t train_len,
-                        LayerCache& cache) const;
+  Tensor forward_cached(const Tensor& x, const PositionalEncoding& pe, LayerCache& cache) const;
   // The attention probabilities (B,H,T,T) of x (B,T,C), for plots (not dynamic scaling).
   Tensor probabilities(const Tensor& x, const PositionalEncoding& pe) const;
   void to(Device d) { c_attn.to(d), c_proj.to(d); }
@@ -43,8 +42,9 @@ struct CausalSelfAttention {
   }
 
  private:
+  AttentionOptions options(const AttentionTerms& terms, int64_t q_pos0) const;
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const PositionalEncoding& pe,
-                int64_t train_len, int64_t q_pos0) const;
+                int64_t q_pos0) const;
 };
 
 }  // namespace poslab

@@ -1,38 +1,48 @@
-// attention_op.h — causal multi-head attention as one fused op.
+// attention_op.h — multi-head attention as one fused, differentiable op.
 //
 //   q: (B,Tq,H,D)  k, v: (B,Tk,H,D)  ->  out: (B,Tq,H,D)
-//   S[b,h,i,j] = scale * q[b,i,h] . k[b,j,h] + bias[h,i,j]      scale = 1/sqrt(D)
-//   S[b,h,i,j] = -inf where j > P_i (causal)                    P_i = q_pos0 + i
+//   S[b,h,i,j] = scale * q[b,i,h] . k[b,j,h] + rel_bias[h, j - i + Tq - 1]    scale = 1/sqrt(D)
+//   S[b,h,i,j] = -inf where j > P_i (causal)                                  P_i = q_pos0 + i
 //   P = softmax_j(S);   out[b,i,h] = sum_j P[b,h,i,j] v[b,j,h]
-// bias[h,i,j] = -m_h (P_i - j) with ALiBi slopes m_h (|P_i - j| without the mask), else 0.
-// Query row i sits at position q_pos0 + i and key j at position j: with q_pos0 = Tk - Tq this
-// is one decoding step over a KV cache.
+// Query row i sits at position P_i and key j at position j: with q_pos0 = Tk - Tq this is one
+// decoding step over a KV cache. The positional scheme enters only through the options'
+// rel_bias and row_freqs, which it makes (posenc.h, PositionalEncoding::attention_terms); this
+// op never asks which scheme made them.
 //
 // q, k, v may be strided views (the q/k/v column blocks of the fused c_attn output): each
-// (b,h) slice is a (T, D) matrix with row stride strides[1], handed to BLAS as is.
+// (b,h) slice is a (T, D) matrix with row stride strides[1], read as is.
 //
-// Rows are processed in blocks of 64 queries, so memory is O(64 Tk) per thread and no T x T
-// matrix per head is ever materialised, in training too: the forward saves only each row's
-// log-sum-exp (B,H,Tq), and backward rebuilds P block by block from it (FlashAttention-2's
-// recomputation), so training memory also grows linearly in T.
+// The op checks the shapes, records one autograd node and runs the kernels of the inputs'
+// device (nn/attention_kernels.h: the CPU's in attention_kernels.cpp, with the derivation of
+// the backward; the GPU's in attention_kernels.cu). No T x T matrix per head is ever
+// materialised, in training either: the forward saves only each row's log-sum-exp (B,H,Tq),
+// and the backward rebuilds P tile by tile from it (FlashAttention-2's recomputation), so
+// memory grows linearly in T.
 #pragma once
-#include <vector>
-
 #include "autograd/ops.h"
 
 namespace poslab {
 
 struct AttentionOptions {
   bool causal = true;
-  double scale = 0;                  // 0: 1/sqrt(D)
-  std::vector<double> alibi_slopes;  // one per head; empty: no bias
-  int64_t q_pos0 = 0;                // position of query row 0; keys start at position 0
+  double scale = 0;    // 0: 1/sqrt(D)
+  int64_t q_pos0 = 0;  // position of query row 0; keys start at position 0
+  // (H, Tq+Tk-1) or undefined: S[b,h,i,j] += rel_bias[h, j - i + Tq - 1], a bias of the head and
+  // the relative position j - P_i only (ALiBi, T5). May require grad: the backward then gives
+  // dbias[h, c] = sum over b and over the (i, j) with j - i + Tq - 1 = c of dL/dS[b,h,i,j].
+  Tensor rel_bias;
+  // (Tq, D/2) f64 or undefined: scores made with each key rotated relative to its query by
+  // row i's own frequencies (RoPE with per-row frequencies, dynamic scaling), pairs (2p, 2p+1):
+  //   S[b,h,i,j] = scale * sum_p (q_2p, q_2p+1) . R((j - P_i) w[i,p]) (k_2p, k_2p+1)
+  // Evaluation only: with row_freqs the op refuses inputs that require grad.
+  Tensor row_freqs;
 };
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt);
 
 // The same attention composed from primitive differentiable ops (matmul, softmax, where,
-// ...): the unfused reference the fused op is tested against.
+// embedding for the bias table, ...): the unfused reference the fused op is tested against,
+// gradients included (rel_bias too). Not for row_freqs.
 Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,
                            const AttentionOptions& opt);
 // Its first half: the attention probabilities P (B,H,Tq,Tk) (for plots of attention maps).

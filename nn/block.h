@@ -18,13 +18,12 @@ struct Block {
         ln_2(C, dtype),
         attn(C, H, causal, gen, proj_std, dtype),
         mlp(C, gen, proj_std, dtype) {}
-  Tensor forward(const Tensor& x, const PositionalEncoding& pe, int64_t train_len) const {
-    Tensor h = add(x, attn.forward(ln_1.forward(x), pe, train_len));
+  Tensor forward(const Tensor& x, const PositionalEncoding& pe) const {
+    Tensor h = add(x, attn.forward(ln_1.forward(x), pe));
     return add(h, mlp.forward(ln_2.forward(h)));
   }
-  Tensor forward_cached(const Tensor& x, const PositionalEncoding& pe, int64_t train_len,
-                        LayerCache& cache) const {
-    Tensor h = add(x, attn.forward_cached(ln_1.forward(x), pe, train_len, cache));
+  Tensor forward_cached(const Tensor& x, const PositionalEncoding& pe, LayerCache& cache) const {
+    Tensor h = add(x, attn.forward_cached(ln_1.forward(x), pe, cache));
     return add(h, mlp.forward(ln_2.forward(h)));
   }
   void to(Device d) { ln_1.to(d), attn.to(d), ln_2.to(d), mlp.to(d); }

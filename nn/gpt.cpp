@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "posenc/t5.h"
 #include "tensor/device.h"
 
 namespace poslab {
@@ -29,6 +30,7 @@ void GPTConfig::validate() const {
   if (pe == PeKind::rope && !(rope_theta > 1))
     fail("--theta: expected theta > 1, but got ", rope_theta);
   if (pe == PeKind::rope) validate_rope_fraction(*this);
+  if (pe == PeKind::t5) validate_t5({t5_buckets, t5_max_distance, causal});
   if (pe == PeKind::learned && max_len != 0 && max_len < block_size)
     fail("--max-len: expected at least --ctx = ", block_size, ", but got ", max_len);
   require_device(device, "--device cuda");
@@ -41,14 +43,12 @@ GPT::GPT(const GPTConfig& cfg, uint64_t seed) : cfg_(cfg) {
   Generator gen(seed);
   int64_t C = cfg_.n_embd;
   wte_ = Embedding(cfg_.vocab_size, C, gen, 0.02, cfg_.dtype);
-  PosencConfig pc{cfg_.pe,
-                  C,
-                  cfg_.n_head,
-                  cfg_.max_len,
-                  cfg_.rope_theta,
-                  cfg_.rope_layout,
-                  cfg_.rope_fraction,
-                  cfg_.dtype};
+  PosencConfig pc;
+  pc.kind = cfg_.pe, pc.d_model = C, pc.n_head = cfg_.n_head, pc.max_len = cfg_.max_len;
+  pc.theta = cfg_.rope_theta, pc.rope_layout = cfg_.rope_layout;
+  pc.rope_fraction = cfg_.rope_fraction;
+  pc.t5_buckets = cfg_.t5_buckets, pc.t5_max_distance = cfg_.t5_max_distance;
+  pc.causal = cfg_.causal, pc.dtype = cfg_.dtype;
   pe_ = make_posenc(pc, gen);
   double proj_std = 0.02 / std::sqrt(2.0 * cfg_.n_layer);
   for (int64_t i = 0; i < cfg_.n_layer; ++i)
@@ -74,7 +74,7 @@ Tensor GPT::logits(const Ids& ids) const {
   if (ids.shape.size() != 2)
     fail("model: expected ids of shape (B,T), but got ", shape_str(ids.shape));
   Tensor x = pe_->add_to_embeddings(wte_.forward(ids), 0);
-  for (const Block& b : blocks_) x = b.forward(x, *pe_, cfg_.block_size);
+  for (const Block& b : blocks_) x = b.forward(x, *pe_);
   return head(x);
 }
 
@@ -91,7 +91,7 @@ Tensor GPT::attention_map(const Ids& ids, int64_t layer) const {
     fail("attention_map: layer ", layer, " out of range for ", cfg_.n_layer, " layers");
   NoGrad no_grad;
   Tensor x = pe_->add_to_embeddings(wte_.forward(ids), 0);
-  for (int64_t i = 0; i < layer; ++i) x = blocks_[i].forward(x, *pe_, cfg_.block_size);
+  for (int64_t i = 0; i < layer; ++i) x = blocks_[i].forward(x, *pe_);
   const Block& b = blocks_[layer];
   return b.attn.probabilities(b.ln_1.forward(x), *pe_);
 }
@@ -111,7 +111,7 @@ Tensor GPT::decode(const Ids& ids, KVCache& cache) const {
     fail("decode: expected ids of shape (1,T), but got ", shape_str(ids.shape));
   Tensor x = pe_->add_to_embeddings(wte_.forward(ids), cache.len());
   for (size_t i = 0; i < blocks_.size(); ++i)
-    x = blocks_[i].forward_cached(x, *pe_, cfg_.block_size, cache.layers[i]);
+    x = blocks_[i].forward_cached(x, *pe_, cache.layers[i]);
   return head(x);
 }
 

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "autograd/ops.h"
-#include "posenc/posenc.h"  // parameter_to
 
 namespace poslab {
 
@@ -14,7 +13,7 @@ struct NamedParam {
   bool decay;        // AdamW weight decay applies (matrices of Linear layers only)
 };
 
-// Every module has `void to(Device)`, which moves its parameters (parameter_to, posenc.h).
+// Every module has `void to(Device)`, which moves its parameters (parameter_to, autograd/node.h).
 
 // A leaf parameter initialised N(0, std^2) from gen (std = 0) means zeros), or filled.
 inline Tensor make_param(const Shape& shape, Generator& gen, double stddev, DType dtype) {

@@ -1,5 +1,6 @@
 #include "posenc/alibi.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace poslab {
@@ -20,6 +21,31 @@ std::vector<double> alibi_slopes(int64_t n_head) {
   std::vector<double> extra = power_of_two_slopes(2 * n);
   for (int64_t i = 0; static_cast<int64_t>(s.size()) < n_head; i += 2) s.push_back(extra[i]);
   return s;
+}
+
+//   rel_bias[h, c] = -m_h (|r_c| - r_near),  r_c = c - (Tq - 1) - q_pos0
+// r_near: the |r| nearest to zero among the table's relative positions (a per-head constant:
+// softmax does not see it; alibi.h says why it is there).
+Tensor alibi_bias(const std::vector<double>& slopes, int64_t q_pos0, int64_t Tq, int64_t Tk,
+                  DType dtype) {
+  int64_t H = static_cast<int64_t>(slopes.size()), W = std::max<int64_t>(Tq + Tk - 1, 0);
+  int64_t r_lo = -(Tq - 1) - q_pos0, r_hi = Tk - 1 - q_pos0;
+  int64_t r_near = r_lo > 0 ? r_lo : r_hi < 0 ? -r_hi : 0;
+  std::vector<double> b(H * W);
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t c = 0; c < W; ++c)
+      b[h * W + c] = -slopes[h] * static_cast<double>(std::abs(r_lo + c) - r_near);
+  return Tensor::from_vector(b, {H, W}, dtype);
+}
+
+AttentionTerms ALiBi::attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0,
+                                      bool /*causal*/) const {
+  int64_t Tq = q.size(1), Tk = k.size(1);
+  Cached& c = cached_;
+  bool same = c.table.defined() && c.q_pos0 == q_pos0 && c.Tq == Tq && c.Tk == Tk &&
+              c.table.dtype() == q.dtype() && c.table.device() == q.device();
+  if (!same) c = {q_pos0, Tq, Tk, alibi_bias(slopes_, q_pos0, Tq, Tk, q.dtype()).to(q.device())};
+  return {q, k, c.table, Tensor()};
 }
 
 }  // namespace poslab

@@ -7,16 +7,25 @@
 //   scores[h, i, j] = q_i . k_j / sqrt(D)  -  m_h (i - j)        j <= i (causal)
 //                                          -  m_h |i - j|        (causal = false)
 //
+// Both are one formula, -m_h |r| of the relative position r = j - P_i (the masked j > i never
+// reach the softmax). It depends only on (h, r), so ALiBi hands attention a relative-bias
+// table (posenc.h, AttentionTerms::rel_bias) of H x (Tq + Tk - 1) entries; the attention
+// kernels (CPU and CUDA) and the composed reference read the table and know no formula.
+//
 // Slopes (paper, section 3): for H a power of two, m_h = 2^(-8(h+1)/H), a geometric sequence
 // from 2^(-8/H) down to 2^-8. Otherwise take the slopes of the closest lower power of two
 // n, then every other slope of the 2n sequence, starting with its first, until H are chosen
 // (H = 6: 2^-2, 2^-4, 2^-6, 2^-8, 2^-1, 2^-3).
 //
-// Backward. The bias is a constant added to the scores: S = s(q,k) + bias, so
-// dL/dq and dL/dk are exactly those without it, and the bias itself gets no gradient (the
-// slopes are fixed). The bias is applied inside the fused attention op
-// (nn/attention_op.cpp), which therefore needs no extra backward term; the test
-// "gradcheck: attention with ALiBi" checks it.
+// Far from position 0. Softmax is unchanged by a constant added to a whole row of scores, so
+// the table subtracts from each head's entries the bias nearest to zero it holds:
+//   rel_bias[h, c] = -m_h (|r_c| - min_c' |r_c'|)
+// Queries at positions in the millions then get entries of at most m_h (Tq + Tk), exact in
+// f32, instead of -m_h P (about -6e4 at P = 1e6 for m = 1/16), which would swamp the scores.
+//
+// Backward. The bias is a constant added to the scores: S = s(q,k) + bias, so dL/dq and dL/dk
+// are exactly those without it, and the bias gets no gradient (the slopes are fixed; the
+// table does not require grad). Tests: "gradcheck: alibi: ..." (tests/nn/gradcheck_nn.cpp).
 #pragma once
 #include "posenc/posenc.h"
 
@@ -24,14 +33,28 @@ namespace poslab {
 
 std::vector<double> alibi_slopes(int64_t n_head);
 
+// The bias table for queries at q_pos0 .. q_pos0+Tq-1 and keys at 0 .. Tk-1: (H, Tq+Tk-1),
+// column c for the relative position r_c = c - (Tq - 1) - q_pos0, in `dtype` on the CPU.
+Tensor alibi_bias(const std::vector<double>& slopes, int64_t q_pos0, int64_t Tq, int64_t Tk,
+                  DType dtype = DType::f64);
+
 class ALiBi final : public PositionalEncoding {
  public:
-  explicit ALiBi(int64_t n_head) : slopes_(poslab::alibi_slopes(n_head)) {}
+  explicit ALiBi(int64_t n_head) : slopes_(alibi_slopes(n_head)) {}
   PeKind kind() const override { return PeKind::alibi; }
-  std::vector<double> alibi_slopes() const override { return slopes_; }
+  AttentionTerms attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0,
+                                 bool causal) const override;
+  const std::vector<double>& slopes() const { return slopes_; }
 
  private:
   std::vector<double> slopes_;
+  // The last table made: every layer of a forward asks for the same one, so it is built (and
+  // copied to the GPU) once per forward, not once per layer.
+  struct Cached {
+    int64_t q_pos0 = -1, Tq = 0, Tk = 0;
+    Tensor table;
+  };
+  mutable Cached cached_;
 };
 
 }  // namespace poslab

@@ -8,11 +8,13 @@
 #include "posenc/none.h"
 #include "posenc/rope.h"
 #include "posenc/sinusoidal.h"
+#include "posenc/t5.h"
 
 namespace poslab {
 
 const std::vector<std::string>& pe_names() {
-  static const std::vector<std::string> names{"none", "learned", "sinusoidal", "rope", "alibi"};
+  static const std::vector<std::string> names{"none", "learned", "sinusoidal",
+                                              "rope", "alibi",   "t5"};
   return names;
 }
 
@@ -92,6 +94,9 @@ std::unique_ptr<PositionalEncoding> make_posenc(const PosencConfig& cfg, Generat
                                     cfg.rope_fraction);
     case PeKind::alibi:
       return std::make_unique<ALiBi>(cfg.n_head);
+    case PeKind::t5:
+      return std::make_unique<T5Bias>(
+          cfg.n_head, T5Options{cfg.t5_buckets, cfg.t5_max_distance, cfg.causal}, gen, cfg.dtype);
   }
   fail("posenc: unknown kind");
 }

@@ -1,11 +1,14 @@
 // posenc.h — the one small interface through which the model meets a positional scheme.
 //
-// A scheme can act at two places (SPEC 1-2):
+// A scheme can act at two places (SPEC 1-2), each one virtual function:
 //   1. the input embeddings:  x (B,T,C) += PE[pos0 .. pos0+T)        learned, sinusoidal
-//   2. inside attention:      q, k (B,T,H,D) rotated by position      rope
-//                             scores[h,i,j] += -m_h (i - j)           alibi (slopes only here;
-//                             the bias is added inside the fused attention op, nn/attention_op)
-// `none` acts nowhere. Each scheme lives in its own file under posenc/.
+//   2. inside attention:      attention_terms(q, k, ...) hands the fused attention op
+//                             (nn/attention_op.h) what the scores are made of, as data:
+//                               q, k rotated by position              rope
+//                               a relative-bias table bias[h, j - i]  alibi
+//                               per-query-row rotation frequencies    rope, dynamic scaling
+// The attention op reads that data and never asks which scheme made it. `none` acts nowhere.
+// Each scheme, with all of its math, lives in its own file under posenc/.
 #pragma once
 #include <memory>
 #include <string>
@@ -16,7 +19,7 @@
 
 namespace poslab {
 
-enum class PeKind { none, learned, sinusoidal, rope, alibi };
+enum class PeKind { none, learned, sinusoidal, rope, alibi, t5 };
 PeKind parse_pe(const std::string& name);  // error lists the valid names
 const char* pe_name(PeKind kind);
 const std::vector<std::string>& pe_names();
@@ -48,7 +51,24 @@ struct PosencConfig {
   double theta = 10000;  // rope base
   RopeLayout rope_layout = RopeLayout::interleaved;
   double rope_fraction = 1;  // in (0, 1]
+  int64_t t5_buckets = 32;   // t5: rows of rel_bias (posenc/t5.h)
+  int64_t t5_max_distance = 128;
+  bool causal = true;  // t5: the bucket function's two forms
   DType dtype = DType::f32;
+};
+
+// What a scheme hands the attention op for queries at positions q_pos0 .. q_pos0+Tq-1 and keys
+// at positions 0 .. Tk-1 (place 2). P_i = q_pos0 + i is the position of query row i.
+struct AttentionTerms {
+  Tensor q, k;  // (B,Tq,H,D), (B,Tk,H,D): the queries and keys the scores are made of
+  // (H, Tq+Tk-1) or undefined: scores[h,i,j] += rel_bias[h, j - i + Tq - 1], a bias that depends
+  // only on the head and the relative position j - P_i (column c holds relative position
+  // c - (Tq-1) - q_pos0). O(H T), never T x T. It may require grad: attention's backward then
+  // hands the scheme dbias[h, c] = sum over b and the (i, j) of column c of dL/dscores.
+  Tensor rel_bias;
+  // (Tq, D/2) f64 or undefined: row i's keys are rotated relative to its query with row i's
+  // own frequencies w[i, p] (RoPE with per-row frequencies: dynamic scaling). No gradient.
+  Tensor row_freqs;
 };
 
 class PositionalEncoding {
@@ -57,11 +77,13 @@ class PositionalEncoding {
   virtual PeKind kind() const = 0;
   // Place 1. x: (B,T,C) at positions pos0..pos0+T-1. Default: unchanged.
   virtual Tensor add_to_embeddings(const Tensor& x, int64_t /*pos0*/) const { return x; }
-  // Place 2. x: (B,T,H,D) (q or k) at positions pos0..; L is the length of the whole context
-  // (used by RoPE scaling to pick s). Default: unchanged.
-  virtual Tensor rotate(const Tensor& x, int64_t /*pos0*/, int64_t /*L*/) const { return x; }
-  // Place 2'. ALiBi slopes m_h per head; empty for every other scheme.
-  virtual std::vector<double> alibi_slopes() const { return {}; }
+  // Place 2. q: (B,Tq,H,D) at positions q_pos0..; k: (B,Tk,H,D) at positions 0..Tk-1 (Tk is
+  // the length of the whole context, which RoPE scaling picks s from). Default: q and k as
+  // given, no bias.
+  virtual AttentionTerms attention_terms(const Tensor& q, const Tensor& k, int64_t /*q_pos0*/,
+                                         bool /*causal*/) const {
+    return {q, k, Tensor(), Tensor()};
+  }
   // Learned parameters with their checkpoint names (SPEC 4).
   virtual std::vector<std::pair<std::string, Tensor>> parameters() const { return {}; }
   // RoPE only: evaluation-time scaling. Other schemes refuse it.
@@ -69,15 +91,6 @@ class PositionalEncoding {
   // Moves the learned parameters to `device` (GPT::to). Default: nothing to move.
   virtual void to(Device /*device*/) {}
 };
-
-// A parameter moved to another device: the same values in a new leaf that requires grad, as
-// PyTorch's module.to() does. Itself when it is there already.
-inline Tensor parameter_to(const Tensor& p, Device device) {
-  if (p.device() == device) return p;
-  Tensor t = p.detach().to(device);
-  t.set_requires_grad(true);
-  return t;
-}
 
 std::unique_ptr<PositionalEncoding> make_posenc(const PosencConfig& cfg, Generator& gen);
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tensor/cuda_ops.h"
+#include "posenc/rope_kernels.h"
 
 namespace poslab {
 
@@ -98,14 +98,40 @@ Tensor rope_rotate(const Tensor& x, const Tensor& cos, const Tensor& sin, RopeLa
                 });
 }
 
+// x: (B,T,H,D) of a half-layout head -> the same values in the interleaved order (rope.h):
+// dim i goes to 2i and dim i + r/2 to 2i + 1 for i < r/2; dims r..D-1 stay. A copy, without
+// gradient (dynamic scaling is evaluation only): q . k is unchanged, the pairs become (2i, 2i+1).
+static Tensor interleaved_order(const Tensor& x, int64_t r) {
+  int64_t B = x.size(0), T = x.size(1), H = x.size(2), D = x.size(3);
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
+  Tensor halves = x.slice(3, 0, r).contiguous().reshape({B, T, H, 2, r / 2});         // [a | b]
+  Tensor pairs = halves.permute({0, 1, 2, 4, 3}).contiguous().reshape({B, T, H, r});  // a0 b0 a1..
+  y.slice(3, 0, r).copy_(pairs);
+  if (r < D) y.slice(3, r, D).copy_(x.slice(3, r, D));
+  return y;
+}
+
+AttentionTerms RoPE::attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0,
+                                     bool causal) const {
+  int64_t L = k.size(1);
+  if (scaling_.kind != ScalingKind::dynamic)
+    return {rotate(q, q_pos0, L), rotate(k, 0, L), Tensor(), Tensor()};
+  if (!causal) fail("rope: dynamic scaling needs a causal model");
+  if (q.dim() != 4 || q.size(3) != d_)
+    fail("rope: expected q (B,T,H,D) with D = ", d_, ", but got ", shape_str(q.shape()));
+  Tensor w = dynamic_row_frequencies(d_, r_, theta_, scaling_.train_len, q_pos0, q.size(1));
+  if (layout_ == RopeLayout::interleaved) return {q, k, Tensor(), w.to(q.device())};
+  return {interleaved_order(q, r_), interleaved_order(k, r_), Tensor(), w.to(q.device())};
+}
+
 // x: (B,T,H,D) at positions pos0..pos0+T-1 in a context of length L.
 Tensor RoPE::rotate(const Tensor& x, int64_t pos0, int64_t L) const {
   if (x.dim() != 4 || x.size(3) != d_)
     fail("rope: expected x (B,T,H,D) with D = ", d_, ", but got ", shape_str(x.shape()));
   if (scaling_.kind == ScalingKind::dynamic)
     fail(
-        "rope: dynamic scaling rotates each query row with its own theta; it runs inside "
-        "dynamic_rope_attention, not as a separate rotation");
+        "rope: dynamic scaling rotates each query row with its own theta, inside attention "
+        "(attention_terms), not as a separate rotation");
   RopeFrequencies f = rope_frequencies(r_, theta_, scaling_, L);
   int64_t end = pos0 + x.size(1);
   Tables& t = tables_;

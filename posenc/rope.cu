@@ -7,7 +7,7 @@
 //            with c, s = cos/sin tables (T, r/2) at (t, i);
 //   i >= r/2: (lo, hi) = (r + 2(i - r/2), lo + 1), copied unchanged.
 // One thread per slot; x: (B,T,H,D) with any strides but unit stride along D; y contiguous.
-#include "tensor/cuda_ops.h"
+#include "posenc/rope_kernels.h"
 #include "tensor/cuda_util.cuh"
 
 namespace poslab::kernel::cuda {

@@ -9,8 +9,8 @@
 // applied to q and k (not v) at their own positions, before the dot product. Why it encodes
 // relative position: a rotation by angle a is orthogonal, R(a)^T R(b) = R(b - a), so
 //   (R(m w) q) . (R(n w) k) = q . R((n - m) w) k
-// depends on m - n only (tests: "RoPE keeps norms, is the identity at position 0, and is
-// relative").
+// depends on m - n only (test: "RoPE keeps norms, is the identity at position 0, and is
+// relative", tests/posenc/test_posenc.cpp).
 //
 // Which dims form pair i (--rope-layout):
 //   interleaved  (lo, hi) = (2i, 2i+1)        the RoFormer paper, GPT-J, Meta's Llama code
@@ -19,9 +19,9 @@
 // pair i at freq_i in both. They are the same rotation up to a renaming of dims: a half-layout
 // model equals an interleaved one whose q and k rows of c_attn (weights and biases) are
 // permuted by pi(i) = 2i, pi(i + r/2) = 2i + 1, since q . k sums over all dims in any order
-// (tests: "RoPE half layout is interleaved with permuted q/k rows"). This is why checkpoints
-// converted between the two conventions permute those rows, and why loading one with the
-// other layout silently gives a different, worse model.
+// (test: "RoPE half layout is interleaved with permuted q/k rows", tests/nn). Converting a
+// checkpoint between the two conventions permutes those rows; loading one with the other
+// layout silently gives a different, worse model.
 //
 // How many dims (--rope-fraction f in (0, 1]): r = 2 floor(f D / 2) (GPT-NeoX `rotary_pct`);
 // dims r..D-1 pass through unchanged, so they carry content only, free of position. The
@@ -33,10 +33,13 @@
 //   dx[lo] =  dy[lo] cos a + dy[hi] sin a
 //   dx[hi] = -dy[lo] sin a + dy[hi] cos a
 // i.e. the inverse rotation: the forward with the sine negated. The unrotated dims are the
-// identity, dx = dy. One kernel, one sign (tests: "gradcheck: RoPE op, also on a strided
-// view", "gradcheck: RoPE half layout and partial rotation, every scaling's tables"). It holds
-// for any cos/sin table, including YaRN's, whose entries carry an amplitude (0.1 ln s + 1):
-// R is then a scaled rotation, still R^T dy.
+// identity, dx = dy. One kernel, one sign (tests: "gradcheck: rope: ...",
+// tests/posenc/gradcheck_posenc.cpp). It holds for any cos/sin table, including YaRN's, whose
+// entries carry an amplitude (0.1 ln s + 1): R is then a scaled rotation, still R^T dy.
+//
+// Dynamic scaling hands attention each query row's own frequencies (rope_scaling.h), which
+// the attention kernels apply to interleaved pairs: a half-layout head is first permuted
+// into the interleaved order (the renaming above), at the cost of a copy of q and k.
 #pragma once
 #include "posenc/posenc.h"
 #include "posenc/rope_scaling.h"
@@ -58,7 +61,13 @@ class RoPE final : public PositionalEncoding {
   RoPE(int64_t head_dim, double theta, RopeLayout layout = RopeLayout::interleaved,
        double fraction = 1);
   PeKind kind() const override { return PeKind::rope; }
-  Tensor rotate(const Tensor& x, int64_t pos0, int64_t L) const override;
+  // q and k rotated at their positions; with dynamic scaling, q and k as given and each query
+  // row's own frequencies (row_freqs), since no single rotation of the keys serves every row.
+  AttentionTerms attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0,
+                                 bool causal) const override;
+  // x: (B,T,H,D) (q or k) at positions pos0..pos0+T-1 in a context of length L (from which
+  // the scaling picks s), rotated. Not for dynamic scaling.
+  Tensor rotate(const Tensor& x, int64_t pos0, int64_t L) const;
   void set_scaling(const RopeScaling& s) override { scaling_ = s; }
   const RopeScaling& scaling() const { return scaling_; }
   int64_t head_dim() const { return d_; }

@@ -13,7 +13,10 @@
 //   dynamic  dynamic NTK: the prediction at position i is made with s = max(1, (i+1)/T0)
 //            and the ntk rule, for the query and every key j <= i. Rows i < T0 equal plain
 //            RoPE. This is what decoding with a cache of un-rotated keys gives, so the
-//            whole-window evaluation (dynamic_rope_attention) equals token-by-token decoding.
+//            whole-window evaluation equals token-by-token decoding. No single rotation of
+//            the keys serves every row, so the scheme hands attention each row's own
+//            frequencies (dynamic_row_frequencies) and the attention kernels rotate each key
+//            relative to its query: (R(P w) q) . (R(j w) k) = q . R((j - P) w) k.
 //   yarn     YaRN (Peng et al., 2023, "YaRN: Efficient Context Window Extension", eq. 15-20):
 //            wavelength lambda_i = 2 pi / freq_i, r_i = T0 / lambda_i,
 //            gamma_i = clamp((r_i - alpha) / (beta - alpha), 0, 1), alpha = 1, beta = 32,
@@ -30,7 +33,7 @@
 namespace poslab {
 
 // What a cos/sin table needs: angle = (p * pos_scale) * freq[i], amplitude mscale.
-// Every function below takes r, the rotated dims, as its dimension D.
+// The functions below take r, the rotated dims, as their D (the last takes both).
 struct RopeFrequencies {
   std::vector<double> freq;  // r/2
   double pos_scale = 1;
@@ -45,12 +48,12 @@ double yarn_mscale(double s);  // 0.1 ln s + 1
 // Frequencies for a context of length L under `sc` (not for dynamic: see below).
 RopeFrequencies rope_frequencies(int64_t D, double theta, const RopeScaling& sc, int64_t L);
 
-// Causal attention with dynamic-NTK RoPE, evaluation only (no gradient).
-// q: (B,Tq,H,D) queries at positions q_pos0..q_pos0+Tq-1, k, v: (B,Tk,H,D) keys at 0..Tk-1,
-// both *before* RoPE. Query i (position P) uses s = max(1, (P+1)/T0), theta' = ntk_theta(theta,
-// r, s), and rotates the first r dims of itself and of every key j <= P with theta', pairs
-// as `layout` says (rope.h). Returns (B,Tq,H,D).
-Tensor dynamic_rope_attention(const Tensor& q, const Tensor& k, const Tensor& v, double theta,
-                              int64_t T0, int64_t q_pos0, int64_t r, RopeLayout layout);
+// Dynamic scaling's frequencies, one row per query: (Tq, D/2) f64 on the CPU, for q and k in
+// the interleaved layout (rope.h: a half-layout head is permuted into it first). Row i (query
+// position P = q_pos0 + i) holds w[i, p] = theta'^(-2p/r) for the r/2 rotated pairs, with
+// theta' = ntk_theta(theta, r, s) and s = max(1, (P+1)/T0): the frequencies query i and every key
+// j <= P are rotated with; w[i, p] = 0 for p >= r/2 (dims r..D-1: a rotation by 0).
+Tensor dynamic_row_frequencies(int64_t D, int64_t r, double theta, int64_t T0, int64_t q_pos0,
+                               int64_t Tq);
 
 }  // namespace poslab

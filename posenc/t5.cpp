@@ -51,12 +51,21 @@ Tensor t5_bias_table(const Tensor& rel_bias, int64_t q_pos0, int64_t Tq, int64_t
   return transpose(embedding(rel_bias, buckets), 0, 1);  // (H, W)
 }
 
-T5RelativeBias::T5RelativeBias(int64_t n_head, const T5Options& o, Generator& gen, DType dtype)
-    : opt_(o) {
+T5Bias::T5Bias(int64_t n_head, const T5Options& o, Generator& gen, DType dtype) : opt_(o) {
   validate_t5(o);
   if (n_head <= 0) fail("t5: expected at least one head, but got ", n_head);
   rel_bias_ = Tensor::randn({o.num_buckets, n_head}, gen, 0.02, dtype);
   rel_bias_.set_requires_grad(true);
+}
+
+// q and k as given; the bias table of every relative position this attention meets. Its bucket
+// form follows the model's mask (options().causal, checked against the call's).
+AttentionTerms T5Bias::attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0,
+                                       bool causal) const {
+  if (causal != opt_.causal)
+    fail("t5: the table was built for a ", opt_.causal ? "causal" : "bidirectional",
+         " model, but attention is ", causal ? "causal" : "bidirectional");
+  return {q, k, table(q_pos0, q.size(1), k.size(1)), Tensor()};
 }
 
 }  // namespace poslab

@@ -80,20 +80,25 @@ int64_t t5_bucket(int64_t n, const T5Options& o);
 Tensor t5_bias_table(const Tensor& rel_bias, int64_t q_pos0, int64_t Tq, int64_t Tk,
                      const T5Options& o);
 
-// The learned table and its options. Checkpoint name: transformer.rel_bias.weight.
-class T5RelativeBias {
+// The scheme: the learned table and its options. Checkpoint name: transformer.rel_bias.weight.
+// It hands attention the bias table (posenc.h, AttentionTerms::rel_bias), which requires grad:
+// attention's backward gives dbias, and the table's lookup scatters it into rel_bias.
+class T5Bias final : public PositionalEncoding {
  public:
-  T5RelativeBias(int64_t n_head, const T5Options& o, Generator& gen, DType dtype = DType::f32);
+  T5Bias(int64_t n_head, const T5Options& o, Generator& gen, DType dtype = DType::f32);
+  PeKind kind() const override { return PeKind::t5; }
+  AttentionTerms attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0,
+                                 bool causal) const override;
   const T5Options& options() const { return opt_; }
   const Tensor& weight() const { return rel_bias_; }  // (num_buckets, H)
   // t5_bias_table of this table (H, Tq+Tk-1)
   Tensor table(int64_t q_pos0, int64_t Tq, int64_t Tk) const {
     return t5_bias_table(rel_bias_, q_pos0, Tq, Tk, opt_);
   }
-  std::vector<std::pair<std::string, Tensor>> parameters() const {
+  std::vector<std::pair<std::string, Tensor>> parameters() const override {
     return {{"transformer.rel_bias.weight", rel_bias_}};
   }
-  void to(Device device) { rel_bias_ = parameter_to(rel_bias_, device); }
+  void to(Device device) override { rel_bias_ = parameter_to(rel_bias_, device); }
 
  private:
   T5Options opt_;

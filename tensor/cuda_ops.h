@@ -1,16 +1,16 @@
-// cuda_ops.h — the GPU twin of every kernel: the same signatures as tensor/ops.h.
+// cuda_ops.h — the GPU twin of every tensor kernel: the same signatures as tensor/ops.h.
 //
 // Each CPU kernel begins with one dispatch line,
 //   if (x.device() == Device::cuda) return cuda::layer_norm(x, w, b, eps, mean, rstd);
 // placed after its shape checks, so a CUDA function receives inputs that are already checked
 // and only has to run. Each lives in the .cu file beside the CPU file of the same op
-// (tensor/layer_norm.cu beside tensor/layer_norm.cpp, nn/attention_op.cu beside
-// nn/attention_op.cpp, ...), with the scalar math in a comment above the optimised loop.
+// (tensor/layer_norm.cu beside tensor/layer_norm.cpp, ...), with the scalar math in a comment
+// above the optimised loop. In a build without CUDA, tensor/device_stub.cpp stands in for
+// them (no tensor can be on the GPU there, and each stub only says so).
 //
-// The ops of the higher layers (attention, RoPE, dynamic-NTK attention, AdamW) are declared
-// here too, with tensor-level types only, so that one file, tensor/device_stub.cpp, stands in
-// for all of them in a build without CUDA (where no tensor can be on the GPU, and each stub
-// only says so).
+// Only tensor-level kernels are declared here. A higher layer declares its own GPU kernels in
+// its own header and stubs them in its own cuda_stub.cpp (nn/attention_kernels.h,
+// posenc/rope_kernels.h, train/optimizer_kernels.h).
 #pragma once
 #include <vector>
 
@@ -61,42 +61,5 @@ Tensor gelu(const Tensor& x);
 Tensor gelu_backward(const Tensor& x, const Tensor& dy);
 Tensor embedding(const Tensor& table, const Ids& ids);
 Tensor embedding_backward(const Tensor& dout, const Ids& ids, int64_t V);
-
-// ---- fused attention (nn/attention_op.cu), FlashAttention-2 style ----
-// The differentiable op itself (it records its node, like nn/attention_op.cpp's attention):
-// q: (B,Tq,H,D), k, v: (B,Tk,H,D), each with unit stride along D -> out (B,Tq,H,D)
-// contiguous, with the semantics of nn/attention_op.h (scale, ALiBi slopes, causal mask,
-// q_pos0). It saves out and the log-sum-exp of each score row (B,H,Tq), never P: the
-// backward recomputes the probabilities tile by tile.
-struct AttentionArgs {
-  bool causal = true;
-  double scale = 1;
-  std::vector<double> alibi_slopes;  // one per head, or empty
-  int64_t q_pos0 = 0;
-};
-Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionArgs& a);
-
-// ---- RoPE (posenc/rope.cu, posenc/rope_scaling.cu) ----
-// x: (B,T,H,D) with unit stride along D; cos, sin: (T, r/2) -> (B,T,H,D) contiguous with the
-// first r dims of each head rotated in pairs (2i, 2i+1), or (i, i + r/2) when half_layout;
-// sign = -1 rotates backwards (the backward pass).
-Tensor rope_apply(const Tensor& x, const Tensor& cos, const Tensor& sin, bool half_layout,
-                  double sign);
-// Causal attention with dynamic-NTK RoPE on the first r dims, evaluation only
-// (posenc/rope_scaling.h).
-Tensor dynamic_rope_attention(const Tensor& q, const Tensor& k, const Tensor& v, double theta,
-                              int64_t T0, int64_t q_pos0, int64_t r, bool half_layout);
-
-// ---- the optimizer (train/optimizer.cu): one launch over every parameter ----
-struct AdamWArgs {
-  double lr, beta1, beta2, eps, bc1, bc2;  // bc = 1 - beta^t, the bias corrections
-};
-// params[i] -= lr (mhat / (sqrt(vhat) + eps) + decay[i] params[i]), m and v updated in place.
-void adamw_update(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
-                  const std::vector<Tensor>& m, const std::vector<Tensor>& v,
-                  const std::vector<double>& decay, const AdamWArgs& a);
-// sqrt(sum of squares of every tensor), one read back; then, when above max_norm, every
-// tensor scaled by max_norm / norm in one launch. Returns the norm before clipping.
-double clip_grad_norm(const std::vector<Tensor>& grads, double max_norm);
 
 }  // namespace poslab::kernel::cuda

@@ -35,4 +35,8 @@ void synchronize(Device device);
 AllocStats cuda_alloc_stats();
 void cuda_empty_cache();
 
+// The error of a GPU kernel reached in a build without CUDA: "<what>: this poslab was built
+// without CUDA ...". Defined in tensor/device_stub.cpp; each layer's cuda_stub.cpp calls it.
+[[noreturn]] void no_cuda(const char* what);
+
 }  // namespace poslab

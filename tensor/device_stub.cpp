@@ -10,7 +10,7 @@ static const char* kNoCuda =
     "this poslab was built without CUDA (nvcc not found at configure time, or "
     "-DPOSLAB_CUDA=OFF); install the CUDA toolkit and rebuild";
 
-[[noreturn]] static void no_cuda(const char* what) {
+void no_cuda(const char* what) {
   fail(what, ": ", kNoCuda);
 }
 
@@ -126,24 +126,6 @@ Tensor embedding(const Tensor&, const Ids&) {
 }
 Tensor embedding_backward(const Tensor&, const Ids&, int64_t) {
   no_cuda("embedding_backward");
-}
-Tensor attention(const Tensor&, const Tensor&, const Tensor&, const AttentionArgs&) {
-  no_cuda("attention");
-}
-Tensor rope_apply(const Tensor&, const Tensor&, const Tensor&, bool, double) {
-  no_cuda("rope");
-}
-Tensor dynamic_rope_attention(const Tensor&, const Tensor&, const Tensor&, double, int64_t, int64_t,
-                              int64_t, bool) {
-  no_cuda("dynamic_rope_attention");
-}
-void adamw_update(const std::vector<Tensor>&, const std::vector<Tensor>&,
-                  const std::vector<Tensor>&, const std::vector<Tensor>&,
-                  const std::vector<double>&, const AdamWArgs&) {
-  no_cuda("adamw");
-}
-double clip_grad_norm(const std::vector<Tensor>&, double) {
-  no_cuda("clip_grad_norm");
 }
 
 }  // namespace kernel::cuda

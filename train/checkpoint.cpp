@@ -44,6 +44,10 @@ void save_checkpoint(const GPT& model, int64_t step, const std::string& path) {
     meta.push_back({"rope_layout", rope_layout_name(c.rope_layout)});
     meta.push_back({"rope_fraction", fraction});
   }
+  if (c.pe == PeKind::t5) {
+    meta.push_back({"t5_buckets", std::to_string(c.t5_buckets)});
+    meta.push_back({"t5_max_distance", std::to_string(c.t5_max_distance)});
+  }
   meta.push_back({"causal", c.causal ? "true" : "false"});
   meta.push_back({"step", std::to_string(step)});
   std::vector<StTensor> tensors;
@@ -127,12 +131,17 @@ Checkpoint load_checkpoint(const std::string& path, Device device) {
     fail(path, ": __metadata__ 'causal' must be \"true\" or \"false\"");
   c.causal = causal->second == "true";
   if (c.pe == PeKind::rope) read_rope_options(m, path, c);
+  if (c.pe == PeKind::t5) {
+    T5Options o = read_t5_options(f, path, c.n_head, c.causal);
+    c.t5_buckets = o.num_buckets, c.t5_max_distance = o.max_distance;
+  }
   c.device = device;
   int64_t step = meta_int(m, "step", path, 0, int64_t(1) << 40);
   // the config is validated before anything is allocated from it
   c.validate();
   int64_t params = c.vocab_size * c.n_embd + c.n_layer * 12 * c.n_embd * c.n_embd +
-                   (c.pe == PeKind::learned ? c.max_len * c.n_embd : 0);
+                   (c.pe == PeKind::learned ? c.max_len * c.n_embd : 0) +
+                   (c.pe == PeKind::t5 ? c.t5_buckets * c.n_head : 0);
   if (params > (int64_t(1) << 32))
     fail(path, ": the config in __metadata__ implies ", params, " parameters; refusing");
 

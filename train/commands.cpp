@@ -34,7 +34,7 @@ int cmd_prepare(int argc, char** argv) {
 static std::vector<FlagSpec> train_flags() {
   return {{"data", "DIR  prepared corpus"},
           {"out", "DIR  run directory"},
-          {"pe", "none|learned|sinusoidal|rope|alibi (default rope)"},
+          {"pe", "none|learned|sinusoidal|rope|alibi|t5 (default rope)"},
           {"steps", "N  training steps (default 2000)"},
           {"batch", "N  sequences per step (default 16)"},
           {"ctx", "N  training context length T0 (default 256)"},
@@ -51,6 +51,8 @@ static std::vector<FlagSpec> train_flags() {
           {"rope-fraction",
            "f  RoPE: rotate r = 2 floor(f D/2) dims of each head, f in (0, 1] (default 1)"},
           {"max-len", "N  learned: rows of the position table (default ctx)"},
+          {"t5-buckets", "N  t5: rows of the relative-bias table (default 32)"},
+          {"t5-max-distance", "N  t5: offsets from here on share the last bucket (default 128)"},
           {"causal", "true|false  causal mask (default true)", true},
           {"objective", "lm|mlm  next-token or masked-LM training (default lm)"},
           {"eval-every", "N  steps between val evaluations and checkpoints (default steps/10)"},
@@ -69,6 +71,27 @@ Device device_option(const Args& a) {
   return d;
 }
 
+// The flags of one scheme each; each refuses the other schemes. GPTConfig::validate checks
+// the values.
+static void positional_options(const Args& a, GPTConfig& m) {
+  m.rope_theta = a.number("theta", 10000, 1.0000001, 1e12);
+  m.max_len = a.integer("max-len", 0, 1, 1 << 24);
+  m.rope_layout =
+      parse_rope_layout(a.choice("rope-layout", "interleaved", {"interleaved", "half"}));
+  m.rope_fraction = a.number("rope-fraction", 1, -1e300, 1e300);
+  m.t5_buckets = a.integer("t5-buckets", 32, 1, 1 << 16);
+  m.t5_max_distance = a.integer("t5-max-distance", 128, 1, 1 << 24);
+  if (a.has("max-len") && m.pe != PeKind::learned) fail("--max-len applies only to --pe learned");
+  if (a.has("theta") && m.pe != PeKind::rope) fail("--theta applies only to --pe rope");
+  if (a.has("rope-layout") && m.pe != PeKind::rope)
+    fail("--rope-layout interleaved|half applies only to --pe rope");
+  if (a.has("rope-fraction") && m.pe != PeKind::rope)
+    fail("--rope-fraction f (f in (0, 1]) applies only to --pe rope");
+  for (const char* flag : {"t5-buckets", "t5-max-distance"})
+    if (a.has(flag) && m.pe != PeKind::t5)
+      fail("--", flag, " N (a positive integer) applies only to --pe t5");
+}
+
 TrainOptions train_options(const Args& a) {
   TrainOptions o;
   o.data = a.str("data", "");
@@ -84,11 +107,7 @@ TrainOptions train_options(const Args& a) {
   o.warmup = a.integer("warmup", -1, 0, 100000000);
   o.adam.weight_decay = a.number("weight-decay", 0.1, 0, 10);
   o.seed = static_cast<uint64_t>(a.integer("seed", 1337, 0, INT64_MAX));
-  o.model.rope_theta = a.number("theta", 10000, 1.0000001, 1e12);
-  o.model.max_len = a.integer("max-len", 0, 1, 1 << 24);
-  o.model.rope_layout =
-      parse_rope_layout(a.choice("rope-layout", "interleaved", {"interleaved", "half"}));
-  o.model.rope_fraction = a.number("rope-fraction", 1, -1e300, 1e300);  // GPTConfig checks it
+  positional_options(a, o.model);
   o.model.causal = a.boolean("causal", true);
   o.objective = a.choice("objective", "lm", {"lm", "mlm"});
   o.eval_every = a.integer("eval-every", -1, 1, 100000000);
@@ -96,13 +115,6 @@ TrainOptions train_options(const Args& a) {
   o.resume = a.boolean("resume", false);
   o.force = a.boolean("force", false);
   o.quiet = a.boolean("quiet", false);
-  if (a.has("max-len") && o.model.pe != PeKind::learned)
-    fail("--max-len applies only to --pe learned");
-  if (a.has("theta") && o.model.pe != PeKind::rope) fail("--theta applies only to --pe rope");
-  if (a.has("rope-layout") && o.model.pe != PeKind::rope)
-    fail("--rope-layout interleaved|half applies only to --pe rope");
-  if (a.has("rope-fraction") && o.model.pe != PeKind::rope)
-    fail("--rope-fraction f (f in (0, 1]) applies only to --pe rope");
   o.model.device = device_option(a);
   return o;
 }
@@ -186,6 +198,24 @@ int cmd_eval(int argc, char** argv) {
   return 0;
 }
 
+// The next token from the last position's logits: the argmax at temperature 0, otherwise a
+// draw from softmax(logits / temperature).
+static int32_t sample_next(std::vector<double> row, double temp, Generator& gen) {
+  int32_t next = 0;
+  if (temp == 0) {
+    for (size_t v = 1; v < row.size(); ++v)
+      if (row[v] > row[next]) next = static_cast<int32_t>(v);
+    return next;
+  }
+  double mx = row[0], z = 0;
+  for (double x : row) mx = std::max(mx, x);
+  for (double& x : row) z += (x = std::exp((x - mx) / temp));
+  double u = gen.uniform() * z;
+  for (size_t v = 0; v < row.size(); ++v)
+    if ((u -= row[v]) <= 0 || v + 1 == row.size()) return static_cast<int32_t>(v);
+  return next;
+}
+
 int cmd_generate(int argc, char** argv) {
   Args a("generate",
          {{"ckpt", "FILE  runs/NAME/model.safetensors"},
@@ -226,22 +256,8 @@ int cmd_generate(int argc, char** argv) {
   Tensor logits = m.decode(prompt_ids, cache);
   std::printf("%s", prompt.c_str());
   for (int64_t i = 0; i < n; ++i) {
-    std::vector<double> row = logits.slice(1, logits.size(1) - 1, logits.size(1)).to_vector();
-    int32_t next = 0;
-    if (temp == 0) {
-      for (size_t v = 1; v < row.size(); ++v)
-        if (row[v] > row[next]) next = static_cast<int32_t>(v);
-    } else {
-      double mx = row[0], z = 0;
-      for (double x : row) mx = std::max(mx, x);
-      for (double& x : row) z += (x = std::exp((x - mx) / temp));
-      double u = gen.uniform() * z;
-      for (size_t v = 0; v < row.size(); ++v)
-        if ((u -= row[v]) <= 0 || v + 1 == row.size()) {
-          next = static_cast<int32_t>(v);
-          break;
-        }
-    }
+    int32_t next =
+        sample_next(logits.slice(1, logits.size(1) - 1, logits.size(1)).to_vector(), temp, gen);
     std::printf("%s", vocab[next].c_str());
     std::fflush(stdout);
     if (i + 1 < n) logits = m.decode(Ids{{next}, {1, 1}}, cache);

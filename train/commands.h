@@ -1,5 +1,6 @@
-// commands.h — the subcommands of `poslab` (SPEC 6). Each takes the arguments after its
-// name and returns the process exit code; errors are thrown and reported by main().
+// commands.h — the subcommands of `poslab` that the trainer owns. Each takes the arguments
+// after its name and returns the process exit code; errors are thrown and reported by main()
+// (train/study/main.cpp, which adds the study's `experiments`).
 #pragma once
 #include "tensor/dtype.h"
 
@@ -15,6 +16,5 @@ int cmd_prepare(int argc, char** argv);
 int cmd_train(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
-int cmd_experiments(int argc, char** argv);  // experiments.cpp
 
 }  // namespace poslab

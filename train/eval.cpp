@@ -47,11 +47,11 @@ std::string EvalResult::json() const {
   char b[256];
   std::snprintf(
       b, sizeof b,
-      "{\"loss\":%.8g,\"ppl\":%.8g,\"tokens\":%lld,\"len\":%lld,\"windows\":%lld,\"buckets\":[",
+      "{\"loss\":%.17g,\"ppl\":%.17g,\"tokens\":%lld,\"len\":%lld,\"windows\":%lld,\"buckets\":[",
       loss, ppl, (long long)tokens, (long long)len, (long long)windows);
   std::string s = b;
   for (size_t i = 0; i < buckets.size(); ++i) {
-    std::snprintf(b, sizeof b, "%s{\"start\":%lld,\"end\":%lld,\"loss\":%.8g}", i ? "," : "",
+    std::snprintf(b, sizeof b, "%s{\"start\":%lld,\"end\":%lld,\"loss\":%.17g}", i ? "," : "",
                   (long long)buckets[i].start, (long long)buckets[i].end, buckets[i].loss);
     s += b;
   }

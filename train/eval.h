@@ -24,7 +24,9 @@ struct EvalResult {
   int64_t tokens = 0, len = 0, windows = 0;
   std::vector<EvalBucket> buckets;
   std::vector<double> position_loss;  // mean loss at each position 0..L-1
-  std::string json() const;           // one line: {"loss":..,"ppl":..,"tokens":..,"len":..,...}
+  // One line: {"loss":..,"ppl":..,"tokens":..,"len":..,...}; numbers with 17 significant
+  // digits, so that a reader gets the same doubles back (the study caches evaluations so).
+  std::string json() const;
 };
 
 // windows <= 0: all that fit. Runs under NoGrad.

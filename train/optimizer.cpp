@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "tensor/cuda_ops.h"
+#include "train/optimizer_kernels.h"
 
 namespace poslab {
 

@@ -7,8 +7,8 @@
 // tensors; one launch instead of 50 (or 100 with the clipping) keeps the GPU busy.
 #include <cmath>
 
-#include "tensor/cuda_ops.h"
 #include "tensor/reduce.cuh"
+#include "train/optimizer_kernels.h"
 
 namespace poslab::kernel::cuda {
 namespace {

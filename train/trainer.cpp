@@ -7,13 +7,12 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "data/atomic_file.h"
 #include "data/corpus.h"
 #include "train/checkpoint.h"
+#include "train/log.h"
 #include "train/progress.h"
 
 namespace poslab {
@@ -130,24 +129,25 @@ void validate(const TrainOptions& o) {
   c.validate();
 }
 
-TrainResult train(const TrainOptions& opt_in) {
-  TrainOptions o = opt_in;
-  validate(o);
-  if (o.warmup < 0) o.warmup = std::min<int64_t>(100, o.steps / 10);
-  if (o.eval_every < 0) o.eval_every = std::max<int64_t>(1, o.steps / 10);
-  if (o.ckpt_every < 0) o.ckpt_every = o.eval_every;
+namespace {
 
-  // ---- data ----
+// The split tokens of the corpus; for mlm the vocabulary gains one id, the mask token.
+struct TrainData {
+  std::vector<uint16_t> train, val;
+  int32_t mask_id = 0;
+};
+
+TrainData load_train_data(TrainOptions& o) {
   std::vector<std::string> vocab = load_vocab(o.data + "/vocab.json");
-  std::vector<uint16_t> tr = load_tokens(o.data + "/train.bin", vocab.size());
-  std::vector<uint16_t> va = load_tokens(o.data + "/val.bin", vocab.size());
-  bool mlm = o.objective == "mlm";
-  int32_t mask_id = static_cast<int32_t>(vocab.size());
-  o.model.vocab_size = static_cast<int64_t>(vocab.size()) + (mlm ? 1 : 0);
+  TrainData d{load_tokens(o.data + "/train.bin", vocab.size()),
+              load_tokens(o.data + "/val.bin", vocab.size()), static_cast<int32_t>(vocab.size())};
+  o.model.vocab_size = static_cast<int64_t>(vocab.size()) + (o.objective == "mlm" ? 1 : 0);
+  return d;
+}
 
-  // ---- run directory: never overwrite a run by accident ----
+// The run directory: never overwrite a run by accident.
+void prepare_run_dir(const TrainOptions& o) {
   std::string model_path = o.out + "/model.safetensors", state_path = o.out + "/state.safetensors";
-  std::string log_path = o.out + "/log.csv";
   bool exists = fs::exists(state_path) || fs::exists(model_path);
   if (exists && !o.resume && !o.force)
     fail("--out ", o.out,
@@ -164,124 +164,155 @@ TrainResult train(const TrainOptions& opt_in) {
   // fails here, not after an hour, if unwritable; the vocabulary travels with the run
   // (`poslab generate` reads it from beside the checkpoint)
   write_file_atomic(o.out + "/vocab.json", read_file(o.data + "/vocab.json"));
+}
 
-  GPT model(o.model, o.seed);
-  AdamW adam(model.parameters(), o.adam);
-  Generator gen(o.seed ^ 0x9e3779b97f4a7c15ULL);  // the batch sampler
-  int64_t start = 0;
-  std::vector<std::string> log_rows;
-  if (o.resume) {
-    start = load_state(state_path, adam, gen);
-    adam.set_steps_taken(start);
-    std::ifstream in(log_path);
-    std::string line;
-    std::getline(in, line);  // header
-    while (std::getline(in, line))
-      if (!line.empty() && std::stoll(line) <= start) log_rows.push_back(line);
-    // A kill between the state write and the weights write (see `checkpoint` below) leaves
-    // model.safetensors behind the state: rewrite it from the weights just loaded.
-    int64_t model_step = -1;
-    try {
-      model_step = load_checkpoint(model_path).step;
-    } catch (const std::exception&) {  // missing: killed before its first write
-    }
-    if (model_step != start) {
-      save_checkpoint(model, start, model_path);
-      if (start >= o.steps) {  // killed after the final state, before the final weights
-        if (!o.quiet)
-          std::fprintf(stderr, "train: the run had finished at step %lld; %s rewritten from %s\n",
-                       static_cast<long long>(start), model_path.c_str(), state_path.c_str());
-        TrainResult done;
-        done.steps = start;
-        return done;
-      }
-    }
+// One training run: the model, its optimizer, the batch sampler and the log.
+class Trainer {
+ public:
+  Trainer(const TrainOptions& o, TrainData data)
+      : o_(o),
+        data_(std::move(data)),
+        model_(o_.model, o_.seed),
+        adam_(model_.parameters(), o_.adam),
+        gen_(o_.seed ^ 0x9e3779b97f4a7c15ULL) {  // the batch sampler
+    for (const NamedParam& p : adam_.params()) params_.push_back(p.tensor);
   }
+  // --resume: the state of the last checkpoint. False when the run had already finished.
+  bool resume();
+  int64_t start() const { return start_; }
+  TrainResult run();
 
-  auto write_log = [&] {
-    std::string s = "step,lr,train_loss,val_loss,grad_norm,tokens_per_s\n";
-    for (auto& r : log_rows) s += r + "\n";
-    write_file_atomic(log_path, s);
-  };
-  // The order matters for a kill between two writes (each write is atomic on its own):
-  // the log first (a resume drops rows past the state's step), then the state, then the
-  // weights. So the state is never behind model.safetensors, and when a kill lands between
-  // the last two, the resume above finds the model behind the state and rewrites it.
-  auto checkpoint = [&](int64_t step) {
-    write_log();
-    save_state(state_path, adam, adam.m(), adam.v(), step, gen);
-    save_checkpoint(model, step, model_path);
-  };
-  if (start >= o.steps)
-    fail("--resume: the run already finished (step ", start, " of --steps ", o.steps, ")");
-  auto val_loss = [&] {
-    NoGrad ng;
-    Generator eg(o.seed + 7);  // the same val batches every time
-    double s = 0;
-    for (int64_t i = 0; i < o.eval_batches; ++i) {
-      Batch b =
-          sample_batch(va, o.batch, o.model.block_size, eg, o.objective, o.mask_frac, mask_id);
-      s += model.loss(b.x, b.y).item();
-    }
-    return s / o.eval_batches;
-  };
+ private:
+  std::string path(const char* file) const { return o_.out + "/" + file; }
+  void checkpoint(int64_t step);
+  double val_loss();
+  double step(int64_t step, double lr);  // one update; returns its loss
 
+  TrainOptions o_;
+  TrainData data_;
+  GPT model_;
+  AdamW adam_;
+  Generator gen_;
+  std::vector<Tensor> params_;  // built once; zero_grad keeps their buffers
+  std::vector<LogRow> log_;
+  int64_t start_ = 0;
+  double grad_norm_ = 0;
+};
+
+bool Trainer::resume() {
+  start_ = load_state(path("state.safetensors"), adam_, gen_);
+  adam_.set_steps_taken(start_);
+  for (const LogRow& r : read_log(path("log.csv")))
+    if (r.step <= start_) log_.push_back(r);
+  // A kill between the state write and the weights write (see `checkpoint` below) leaves
+  // model.safetensors behind the state: rewrite it from the weights just loaded.
+  int64_t model_step = -1;
+  try {
+    model_step = load_checkpoint(path("model.safetensors")).step;
+  } catch (const std::exception&) {  // missing: killed before its first write
+  }
+  if (model_step == start_) return true;
+  save_checkpoint(model_, start_, path("model.safetensors"));
+  if (start_ < o_.steps) return true;
+  // killed after the final state, before the final weights
+  if (!o_.quiet)
+    std::fprintf(stderr, "train: the run had finished at step %lld; %s rewritten from %s\n",
+                 static_cast<long long>(start_), path("model.safetensors").c_str(),
+                 path("state.safetensors").c_str());
+  return false;
+}
+
+// The order matters for a kill between two writes (each write is atomic on its own):
+// the log first (a resume drops rows past the state's step), then the state, then the
+// weights. So the state is never behind model.safetensors, and when a kill lands between
+// the last two, the resume above finds the model behind the state and rewrites it.
+void Trainer::checkpoint(int64_t step) {
+  write_file_atomic(path("log.csv"), log_text(log_));
+  save_state(path("state.safetensors"), adam_, adam_.m(), adam_.v(), step, gen_);
+  save_checkpoint(model_, step, path("model.safetensors"));
+}
+
+double Trainer::val_loss() {
+  NoGrad ng;
+  Generator eg(o_.seed + 7);  // the same val batches every time
+  double s = 0;
+  for (int64_t i = 0; i < o_.eval_batches; ++i) {
+    Batch b = sample_batch(data_.val, o_.batch, o_.model.block_size, eg, o_.objective, o_.mask_frac,
+                           data_.mask_id);
+    s += model_.loss(b.x, b.y).item();
+  }
+  return s / o_.eval_batches;
+}
+
+double Trainer::step(int64_t step, double lr) {
+  Batch b = sample_batch(data_.train, o_.batch, o_.model.block_size, gen_, o_.objective,
+                         o_.mask_frac, data_.mask_id);
+  zero_grad(params_);
+  Tensor loss = model_.loss(b.x, b.y);
+  double l = loss.item();
+  if (!std::isfinite(l))
+    fail("train: step ", step + 1, ": the loss is ", l,
+         "; stopping. The last good checkpoint stays in ", o_.out);
+  backward(loss);
+  grad_norm_ = clip_grad_norm(adam_.params(), 1.0);
+  if (!std::isfinite(grad_norm_)) {
+    for (auto& p : adam_.params())
+      if (!kernel::all_finite(p.tensor.grad()))
+        fail("train: step ", step + 1, ": non-finite gradient in ", p.name,
+             "; stopping. The last good checkpoint stays in ", o_.out);
+  }
+  adam_.step(lr);
+  // Checked every step (a read of the ~0.8M weights, well under a millisecond; on the GPU one
+  // launch and one read-back), before any checkpoint is written: a non-finite weight is never
+  // saved.
+  if (int64_t bad = kernel::first_non_finite(params_); bad >= 0)
+    fail("train: step ", step + 1, ": the update made ", adam_.params()[bad].name,
+         " non-finite (lr ", lr, "); stopping. The last good checkpoint stays in ", o_.out);
+  return l;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+TrainResult Trainer::run() {
+  if (start_ >= o_.steps)
+    fail("--resume: the run already finished (step ", start_, " of --steps ", o_.steps, ")");
   std::signal(SIGINT, on_sigint);
   g_interrupted = 0;
-  Progress progress(o.steps, start, o.quiet);
+  Progress progress(o_.steps, start_, o_.quiet);
   TrainResult res;
-  double loss_acc = 0, gn = 0;
+  double loss_acc = 0, train_secs = 0, eval_secs = 0;  // time in steps / in evals + checkpoints
   int64_t loss_n = 0, tokens = 0;
-  auto t0 = std::chrono::steady_clock::now();
-  double max_lr = o.adam.lr, min_lr = o.adam.lr * o.min_lr_ratio;
-  std::vector<Tensor> param_tensors;  // built once; zero_grad keeps their buffers
-  for (const NamedParam& p : adam.params()) param_tensors.push_back(p.tensor);
-  for (int64_t step = start; step < o.steps; ++step) {
-    double lr = lr_at(step, o.warmup, o.steps, max_lr, min_lr);
-    Batch b = sample_batch(tr, o.batch, o.model.block_size, gen, o.objective, o.mask_frac, mask_id);
-    zero_grad(param_tensors);
-    Tensor loss = model.loss(b.x, b.y);
-    double l = loss.item();
-    if (!std::isfinite(l))
-      fail("train: step ", step + 1, ": the loss is ", l,
-           "; stopping. The last good checkpoint stays in ", o.out);
-    backward(loss);
-    gn = clip_grad_norm(adam.params(), 1.0);
-    if (!std::isfinite(gn)) {
-      for (auto& p : adam.params())
-        if (!kernel::all_finite(p.tensor.grad()))
-          fail("train: step ", step + 1, ": non-finite gradient in ", p.name,
-               "; stopping. The last good checkpoint stays in ", o.out);
-    }
-    adam.step(lr);
-    // Checked every step (a read of the ~0.8M weights, well under a millisecond; on the GPU one
-    // launch and one read-back), before any checkpoint is written: a non-finite weight is never
-    // saved.
-    if (int64_t bad = kernel::first_non_finite(param_tensors); bad >= 0)
-      fail("train: step ", step + 1, ": the update made ", adam.params()[bad].name,
-           " non-finite (lr ", lr, "); stopping. The last good checkpoint stays in ", o.out);
-    loss_acc += l, ++loss_n, tokens += o.batch * o.model.block_size;
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    double tps = tokens / std::max(secs, 1e-9);
-    progress.update(step + 1, l, lr, tps);
-    bool last = step + 1 == o.steps, pause = o.stop_after > 0 && step + 1 == o.stop_after;
-    if ((step + 1) % o.eval_every == 0 || last || pause || g_interrupted) {
+  double max_lr = o_.adam.lr, min_lr = o_.adam.lr * o_.min_lr_ratio;
+  for (int64_t s = start_; s < o_.steps; ++s) {
+    double lr = lr_at(s, o_.warmup, o_.steps, max_lr, min_lr);
+    auto t0 = std::chrono::steady_clock::now();
+    double l = step(s, lr);
+    train_secs += seconds_since(t0);
+    loss_acc += l, ++loss_n, tokens += o_.batch * o_.model.block_size;
+    double tps = tokens / std::max(train_secs, 1e-9);  // training throughput only
+    progress.update(s + 1, l, lr, tps);
+    bool last = s + 1 == o_.steps, pause = o_.stop_after > 0 && s + 1 == o_.stop_after;
+    t0 = std::chrono::steady_clock::now();
+    if ((s + 1) % o_.eval_every == 0 || last || pause || g_interrupted) {
       double vl = val_loss();
-      log_rows.push_back(std::to_string(step + 1) + "," + fmt(lr) + "," + fmt(loss_acc / loss_n) +
-                         "," + fmt(vl) + "," + fmt(gn) + "," + fmt(tps, "%.0f"));
-      progress.note("step " + std::to_string(step + 1) + ": train loss " +
+      log_.push_back(
+          {s + 1, lr, loss_acc / loss_n, vl, grad_norm_, tps, eval_secs + seconds_since(t0)});
+      progress.note("step " + std::to_string(s + 1) + ": train loss " +
                     fmt(loss_acc / loss_n, "%.4f") + ", val loss " + fmt(vl, "%.4f"));
       res.train_loss = loss_acc / loss_n;
       res.val_loss = vl;
       loss_acc = 0, loss_n = 0;
     }
-    if ((step + 1) % o.ckpt_every == 0 || last || pause || g_interrupted) checkpoint(step + 1);
-    res.steps = step + 1;
+    if ((s + 1) % o_.ckpt_every == 0 || last || pause || g_interrupted) checkpoint(s + 1);
+    eval_secs += seconds_since(t0);
+    res.steps = s + 1;
     res.tokens_per_s = tps;
     if (g_interrupted) {
       progress.finish();
       std::signal(SIGINT, SIG_DFL);
-      fail("train: interrupted at step ", step + 1, "; checkpoint saved in ", o.out,
+      fail("train: interrupted at step ", s + 1, "; checkpoint saved in ", o_.out,
            " (continue with --resume)");
     }
     if (pause) break;
@@ -289,6 +320,25 @@ TrainResult train(const TrainOptions& opt_in) {
   progress.finish();
   std::signal(SIGINT, SIG_DFL);
   return res;
+}
+
+}  // namespace
+
+TrainResult train(const TrainOptions& opt_in) {
+  TrainOptions o = opt_in;
+  validate(o);
+  if (o.warmup < 0) o.warmup = std::min<int64_t>(100, o.steps / 10);
+  if (o.eval_every < 0) o.eval_every = std::max<int64_t>(1, o.steps / 10);
+  if (o.ckpt_every < 0) o.ckpt_every = o.eval_every;
+  TrainData data = load_train_data(o);  // sets o.model.vocab_size
+  prepare_run_dir(o);
+  Trainer t(o, std::move(data));
+  if (o.resume && !t.resume()) {
+    TrainResult done;
+    done.steps = t.start();
+    return done;
+  }
+  return t.run();
 }
 
 }  // namespace poslab

@@ -8,7 +8,7 @@
 //   model.safetensors   the model (SPEC 4), written atomically
 //   state.safetensors   everything --resume needs in one atomic file: the weights, AdamW's
 //                       moments, the step and the batch sampler's RNG state
-//   log.csv             step, lr, train_loss, val_loss, grad_norm, tokens_per_s
+//   log.csv             one row per evaluation (train/log.h has its columns)
 //   vocab.json          a copy of the corpus vocabulary, for `poslab generate`
 // --resume continues exactly: 20 steps equal 10 steps, a resume, and 10 more, byte for byte.
 // A NaN/inf loss or gradient stops the run naming the step (and the tensor); the last good
@@ -46,7 +46,7 @@ struct TrainResult {
   int64_t steps = 0;
   double train_loss = 0;  // mean over the last eval interval
   double val_loss = 0;
-  double tokens_per_s = 0;
+  double tokens_per_s = 0;  // training throughput (evaluation and checkpoint time excluded)
 };
 
 void validate(const TrainOptions& o);  // flags out of range: named errors

@@ -13,8 +13,8 @@
 #include "tests/cuda/compare.h"
 #include "tests/support/temp_dir.h"
 #include "train/checkpoint.h"
+#include "train/log.h"
 #include "train/optimizer.h"
-#include "train/report.h"
 #include "train/trainer.h"
 
 using namespace poslab;
@@ -42,17 +42,22 @@ Qkv make_qkv(int64_t B, int64_t T, int64_t H, int64_t D, uint64_t seed, Device d
 void check_attention(int64_t B, int64_t T, int64_t H, int64_t D, const AttentionOptions& o,
                      uint64_t seed) {
   INFO("attention B=" << B << " T=" << T << " H=" << H << " D=" << D << " causal=" << o.causal
-                      << " alibi=" << !o.alibi_slopes.empty() << " q_pos0=" << o.q_pos0);
+                      << " bias=" << o.rel_bias.defined() << " q_pos0=" << o.q_pos0);
   Qkv c = make_qkv(B, T, H, D, seed, Device::cpu), g = make_qkv(B, T, H, D, seed, Device::cuda);
   // decoding: the last Tq rows of q against all T keys
   int64_t Tq = o.q_pos0 > 0 ? T - o.q_pos0 : T;
   auto last = [&](const Tensor& q) { return slice(q, 1, T - Tq, T); };
-  Tensor oc = attention(last(c.q), c.k, c.v, o), og = attention(last(g.q), g.k, g.v, o);
+  AttentionOptions og_opt = o;  // the same table on the GPU (a leaf of its own when learned)
+  if (o.rel_bias.defined()) og_opt.rel_bias = leaf(o.rel_bias.detach(), Device::cuda);
+  if (o.rel_bias.defined() && !o.rel_bias.requires_grad()) og_opt.rel_bias.set_requires_grad(false);
+  Tensor oc = attention(last(c.q), c.k, c.v, o), og = attention(last(g.q), g.k, g.v, og_opt);
   REQUIRE_CLOSE(og, oc, 1e-4, 2e-5);
   Tensor w = randn(oc.shape(), seed + 1);
   backward(sum(mul(oc, w)));
   backward(sum(mul(og, on_gpu(w))));
   REQUIRE_CLOSE(g.fused.grad(), c.fused.grad(), 1e-4, 2e-5);
+  if (o.rel_bias.requires_grad())
+    REQUIRE_CLOSE(og_opt.rel_bias.grad(), o.rel_bias.grad(), 1e-4, 2e-5);
 }
 
 GPTConfig canonical(PeKind pe) {  // SPEC 7 / bench: d=128, 4 layers, 4 heads, T0=256
@@ -78,17 +83,25 @@ TEST_CASE("cuda: fused attention equals the CPU op, forward and backward", "[cud
       for (int64_t D : {8, 32}) {
         AttentionOptions o;
         o.causal = causal;
-        if (alibi) o.alibi_slopes = alibi_slopes(3);
+        if (alibi) o.rel_bias = alibi_bias(alibi_slopes(3), 0, 150, 150, DType::f32);
         check_attention(2, 150, 3, D, o, 7 + D);
       }
   // the other head-dim specialisations (D <= 64, D <= 128), and 6 heads (non-power-of-2 ALiBi)
   AttentionOptions o;
-  o.alibi_slopes = alibi_slopes(6);
+  o.rel_bias = alibi_bias(alibi_slopes(6), 0, 70, 70, DType::f32);
   check_attention(1, 70, 6, 64, o, 21);
   check_attention(1, 70, 2, 100, AttentionOptions{}, 22);
   // a decoding step: the last 5 queries at positions 145.. over all 150 keys
   o.q_pos0 = 145;
+  o.rel_bias = alibi_bias(alibi_slopes(6), 145, 5, 150, DType::f32);
   check_attention(2, 150, 6, 16, o, 23);
+  // a learned table (T5's): dbias on both devices, causal and not
+  for (bool causal : {true, false}) {
+    AttentionOptions t5;
+    t5.causal = causal;
+    t5.rel_bias = leaf(randn({3, 299}, 24), Device::cpu);
+    check_attention(2, 150, 3, 32, t5, 25);
+  }
 }
 
 TEST_CASE("cuda: attention over 4096 tokens, and ALiBi at positions in the millions", "[cuda]") {
@@ -96,14 +109,18 @@ TEST_CASE("cuda: attention over 4096 tokens, and ALiBi at positions in the milli
   Tensor q = randn({1, 4096, 2, 32}, 30), k = randn({1, 4096, 2, 32}, 31),
          v = randn({1, 4096, 2, 32}, 32);
   AttentionOptions o;
-  o.alibi_slopes = alibi_slopes(2);
-  REQUIRE_CLOSE(attention(on_gpu(q), on_gpu(k), on_gpu(v), o), attention(q, k, v, o), 1e-4, 2e-5);
+  o.rel_bias = alibi_bias(alibi_slopes(2), 0, 4096, 4096, DType::f32);
+  AttentionOptions og = o;
+  og.rel_bias = on_gpu(o.rel_bias);
+  REQUIRE_CLOSE(attention(on_gpu(q), on_gpu(k), on_gpu(v), og), attention(q, k, v, o), 1e-4, 2e-5);
   // queries at 1e6.. over keys at 0..5: raw biases near -6e4 would swamp float scores; the
   // per-row shift keeps them exact on both devices
   Tensor qf = randn({1, 3, 2, 8}, 33), kf = randn({1, 6, 2, 8}, 34), vf = randn({1, 6, 2, 8}, 35);
-  o.q_pos0 = 1000000;
-  o.causal = false;
-  REQUIRE_CLOSE(attention(on_gpu(qf), on_gpu(kf), on_gpu(vf), o), attention(qf, kf, vf, o), 1e-4,
+  o.q_pos0 = og.q_pos0 = 1000000;
+  o.causal = og.causal = false;
+  o.rel_bias = alibi_bias(alibi_slopes(2), 1000000, 3, 6, DType::f32);
+  og.rel_bias = on_gpu(o.rel_bias);
+  REQUIRE_CLOSE(attention(on_gpu(qf), on_gpu(kf), on_gpu(vf), og), attention(qf, kf, vf, o), 1e-4,
                 2e-5);
 }
 
@@ -140,14 +157,20 @@ TEST_CASE("cuda: RoPE with every scaling, and dynamic-NTK attention", "[cuda]") 
          v = randn({2, 300, 2, 16}, 44);
   Tensor qd = q.slice(1, 290, 300);  // decoding: 10 queries at positions 290..
   for (RopeLayout layout : {RopeLayout::interleaved, RopeLayout::half})
-    for (int64_t r : {16, 6}) {
-      INFO("dynamic " << rope_layout_name(layout) << " r = " << r);
-      REQUIRE_CLOSE(
-          dynamic_rope_attention(on_gpu(q), on_gpu(k), on_gpu(v), 10000, 64, 0, r, layout),
-          dynamic_rope_attention(q, k, v, 10000, 64, 0, r, layout), 1e-4, 2e-5);
-      REQUIRE_CLOSE(
-          dynamic_rope_attention(on_gpu(qd), on_gpu(k), on_gpu(v), 10000, 64, 290, r, layout),
-          dynamic_rope_attention(qd, k, v, 10000, 64, 290, r, layout), 1e-4, 2e-5);
+    for (double f : {1.0, 0.4}) {  // r = 16, 6 of 16
+      INFO("dynamic " << rope_layout_name(layout) << " f = " << f);
+      RoPE rope(16, 10000, layout, f);
+      rope.set_scaling({ScalingKind::dynamic, 0, 64});
+      auto dynamic = [&](const Tensor& q, int64_t q_pos0) {
+        AttentionTerms t =
+            rope.attention_terms(q, q.device() == Device::cuda ? on_gpu(k) : k, q_pos0, true);
+        AttentionOptions o;
+        o.q_pos0 = q_pos0;
+        o.row_freqs = t.row_freqs;
+        return attention(t.q, t.k, q.device() == Device::cuda ? on_gpu(v) : v, o);
+      };
+      REQUIRE_CLOSE(dynamic(on_gpu(q), 0), dynamic(q, 0), 1e-4, 2e-5);
+      REQUIRE_CLOSE(dynamic(on_gpu(qd), 290), dynamic(qd, 290), 1e-4, 2e-5);
     }
 }
 
@@ -180,8 +203,8 @@ TEST_CASE("cuda: a training step of the canonical model equals the CPU's, every 
   // AdamW step. Through 4 blocks the float roundings of two summation orders add up: loss to
   // 1e-5 relative; gradients to 1e-3 relative plus 1e-4 of each tensor's largest entry.
   Ids x = random_ids(16, 256, 105, 1), y = random_ids(16, 256, 105, 2);
-  for (PeKind pe :
-       {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi}) {
+  for (PeKind pe : {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope,
+                    PeKind::alibi, PeKind::t5}) {
     INFO("pe " << pe_name(pe));
     GPTConfig cc = canonical(pe), cg = canonical(pe);
     cg.device = Device::cuda;
@@ -209,8 +232,8 @@ TEST_CASE("cuda: evaluation at 512 for every scheme and every RoPE scaling", "[c
   // per-position losses (the eval buckets) on the same random model: 1e-4 of the largest
   NoGrad no_grad;
   Ids x = random_ids(1, 512, 105, 3), y = random_ids(1, 512, 105, 4);
-  for (PeKind pe :
-       {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi}) {
+  for (PeKind pe : {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope,
+                    PeKind::alibi, PeKind::t5}) {
     std::vector<ScalingKind> scalings{ScalingKind::none};
     if (pe == PeKind::rope)
       scalings = {ScalingKind::none, ScalingKind::linear, ScalingKind::ntk, ScalingKind::dynamic,
@@ -234,7 +257,8 @@ TEST_CASE("cuda: KV-cache decoding equals recomputation, every scheme", "[cuda]"
   NoGrad no_grad;
   Ids ids = random_ids(1, 40, 105, 6);
   std::vector<GPTConfig> configs;
-  for (PeKind pe : {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi})
+  for (PeKind pe : {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope,
+                    PeKind::alibi, PeKind::t5})
     configs.push_back(canonical(pe));
   configs.push_back(canonical(PeKind::rope));  // half layout, r = 16 of D = 32 dims rotated
   configs.back().rope_layout = RopeLayout::half, configs.back().rope_fraction = 0.5;
@@ -267,7 +291,7 @@ TEST_CASE("cuda: attention maps (the composed attention on the GPU)", "[cuda]") 
   // probabilities in [0, 1] from T=64 scores: 1e-5 absolute
   NoGrad no_grad;
   Ids ids = random_ids(1, 64, 105, 14);
-  for (PeKind pe : {PeKind::rope, PeKind::alibi}) {
+  for (PeKind pe : {PeKind::rope, PeKind::alibi, PeKind::t5}) {
     INFO("pe " << pe_name(pe));
     GPTConfig cc = canonical(pe), cg = canonical(pe);
     cg.device = Device::cuda;
@@ -316,11 +340,10 @@ TEST_CASE("cuda: the caching allocator reuses memory across training steps", "[c
   REQUIRE(cuda_alloc_stats().bytes_cached > 0);
 }
 
-// The val_loss column of a run's log.csv, read as the report reads it.
+// The val_loss column of a run's log.csv, read as the study and the report read it.
 static std::vector<double> logged_val_losses(const std::string& log_csv) {
-  report_detail::Csv csv = report_detail::read_csv(log_csv, {"val_loss"});
   std::vector<double> out;
-  for (size_t r = 0; r < csv.rows.size(); ++r) out.push_back(csv.number(r, "val_loss"));
+  for (const LogRow& r : read_log(log_csv)) out.push_back(r.val_loss);
   return out;
 }
 

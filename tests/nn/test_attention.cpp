@@ -1,12 +1,15 @@
-// The fused attention op against the same attention composed from primitive ops, and
-// against finite differences.
+// The fused attention op against the same attention composed from primitive ops (outputs and
+// every gradient, the bias table's included), over several row blocks and decoding offsets;
+// and the schemes' terms reaching it. Its finite-difference checks: gradcheck_nn.cpp.
 #include <catch2/catch.hpp>
 
 #include "nn/attention_op.h"
 #include "posenc/alibi.h"
+#include "posenc/rope.h"
 #include "tests/support/gradcheck.h"
 
 using namespace poslab;
+using Catch::Contains;
 using poslab::testing::rand_leaf;
 
 static void require_close(const Tensor& a, const Tensor& b, double tol) {
@@ -18,90 +21,96 @@ static void require_close(const Tensor& a, const Tensor& b, double tol) {
   REQUIRE(worst <= tol);
 }
 
-// The fused op and the composed reference on the same leaves: outputs, then dq, dk, dv for
-// the loss sum(out * w) with a fixed random w, all within tol.
-static void require_matches_reference(const Shape& shape, const AttentionOptions& o, uint64_t seed,
-                                      double tol) {
-  Tensor q = rand_leaf(shape, seed), k = rand_leaf(shape, seed + 1), v = rand_leaf(shape, seed + 2);
+// The fused op and the composed reference on the same leaves (queries Tq rows at q_pos0 =
+// Tk - Tq, keys Tk): outputs, then dq, dk, dv (and dbias when learned) for the loss
+// sum(out * w) with a fixed random w, all within tol.
+static void require_matches_reference(int64_t Tq, int64_t Tk, int64_t H, AttentionOptions o,
+                                      uint64_t seed, double tol) {
+  Tensor q = rand_leaf({2, Tq, H, 4}, seed), k = rand_leaf({2, Tk, H, 4}, seed + 1),
+         v = rand_leaf({2, Tk, H, 4}, seed + 2);
+  o.q_pos0 = Tk - Tq;
   Tensor a = attention(q, k, v, o), r = attention_reference(q, k, v, o);
   require_close(a, r, tol);
   Generator g(seed + 3);
   Tensor w = Tensor::randn(a.shape(), g, 1, DType::f64);
+  std::vector<Tensor> leaves{q, k, v};
+  if (o.rel_bias.requires_grad()) leaves.push_back(o.rel_bias);
   backward(sum(mul(a, w)));
-  Tensor dq = q.grad().clone(), dk = k.grad().clone(), dv = v.grad().clone();
-  zero_grad({q, k, v});
+  std::vector<Tensor> fused;
+  for (const Tensor& x : leaves) fused.push_back(x.grad().clone());
+  zero_grad(leaves);
   backward(sum(mul(r, w)));
-  require_close(dq, q.grad(), tol);
-  require_close(dk, k.grad(), tol);
-  require_close(dv, v.grad(), tol);
+  for (size_t i = 0; i < leaves.size(); ++i) require_close(fused[i], leaves[i].grad(), tol);
 }
 
 TEST_CASE("fused attention equals the composed reference, forward and backward", "[nn]") {
   for (bool causal : {true, false})
-    for (bool alibi : {false, true}) {
+    for (int bias : {0, 1, 2}) {  // none, ALiBi's table, a learned table
+      INFO("causal " << causal << " bias " << bias);
       AttentionOptions o;
       o.causal = causal;
-      if (alibi) o.alibi_slopes = alibi_slopes(3);
-      require_matches_reference({2, 7, 3, 4}, o, 1, 1e-12);
+      if (bias == 1) o.rel_bias = alibi_bias(alibi_slopes(3), 0, 7, 7);
+      if (bias == 2) o.rel_bias = rand_leaf({3, 13}, 40);
+      require_matches_reference(7, 7, 3, o, 1, 1e-12);
     }
 }
 
-TEST_CASE("fused attention over several row blocks equals the reference, with gradients", "[nn]") {
-  // T = 150: three row blocks of 64, the last partial; causal and not, ALiBi on
+TEST_CASE("fused attention over several row blocks and decoding offsets equals the reference",
+          "[nn]") {
+  // T = 150: three row blocks of 64, the last partial; then 70 queries at 80.. over 150 keys
   for (bool causal : {true, false}) {
     AttentionOptions o;
     o.causal = causal;
-    o.alibi_slopes = alibi_slopes(2);
-    require_matches_reference({1, 150, 2, 4}, o, 21, 1e-11);
+    o.rel_bias = rand_leaf({2, 299}, 41);
+    require_matches_reference(150, 150, 2, o, 21, 1e-11);
+    o.rel_bias = rand_leaf({2, 219}, 42);
+    require_matches_reference(70, 150, 2, o, 22, 1e-11);
   }
 }
 
-TEST_CASE("gradcheck: fused attention with and without mask, with ALiBi", "[gradcheck][nn]") {
-  Tensor q = rand_leaf({1, 5, 2, 4}, 5), k = rand_leaf({1, 5, 2, 4}, 6),
-         v = rand_leaf({1, 5, 2, 4}, 7);
-  AttentionOptions causal, open, alibi;
-  open.causal = false;
-  alibi.alibi_slopes = alibi_slopes(2);
-  REQUIRE_GRADCHECK("attention causal",
-                    [causal](auto& x) { return attention(x[0], x[1], x[2], causal); }, {q, k, v});
-  REQUIRE_GRADCHECK("attention no mask",
-                    [open](auto& x) { return attention(x[0], x[1], x[2], open); }, {q, k, v});
-  REQUIRE_GRADCHECK("attention with ALiBi",
-                    [alibi](auto& x) { return attention(x[0], x[1], x[2], alibi); }, {q, k, v});
-  // strided inputs: q, k, v as column blocks of one (B,T,3,H,D) projection
-  Tensor qkv = rand_leaf({1, 5, 3 * 8}, 8);
-  REQUIRE_GRADCHECK("attention on strided q/k/v",
-                    [](auto& x) {
-                      Tensor q = reshape(slice(x[0], 2, 0, 8), {1, 5, 2, 4}),
-                             k = reshape(slice(x[0], 2, 8, 16), {1, 5, 2, 4}),
-                             v = reshape(slice(x[0], 2, 16, 24), {1, 5, 2, 4});
-                      return attention(q, k, v, AttentionOptions{});
-                    },
-                    {qkv});
-}
-
-TEST_CASE("the row-blocked inference path equals the training path", "[nn]") {
-  // T = 150 > the 64-row block; q_pos0 > 0 (a decoding step over a cache of 150 keys)
+TEST_CASE("a decoding step's rows equal the same rows of the whole window", "[nn]") {
+  // f32, T = 150 > the 64-row block: the last 10 rows on their own, at positions 140..149,
+  // against the whole window's rows 140..149 (whose scores hold the same values)
   Generator g(9);
   Tensor q = Tensor::randn({1, 150, 2, 8}, g), k = Tensor::randn({1, 150, 2, 8}, g),
          v = Tensor::randn({1, 150, 2, 8}, g);
-  AttentionOptions o;
-  o.alibi_slopes = alibi_slopes(2);
-  Tensor with_grad;
-  {
-    Tensor ql = q.clone();
-    ql.set_requires_grad(true);
-    with_grad = attention(ql, k, v, o);
-  }
-  Tensor no_grad;
-  {
-    NoGrad ng;
-    no_grad = attention(q, k, v, o);
-  }
-  require_close(with_grad, no_grad, 1e-5);
-  // the last 10 rows on their own, at positions 140..149
   NoGrad ng;
-  AttentionOptions tail = o;
+  std::vector<double> slopes = alibi_slopes(2);
+  AttentionOptions all;
+  all.rel_bias = alibi_bias(slopes, 0, 150, 150, DType::f32);
+  AttentionOptions tail = all;
   tail.q_pos0 = 140;
-  require_close(attention(q.slice(1, 140, 150), k, v, tail), no_grad.slice(1, 140, 150), 1e-5);
+  tail.rel_bias = alibi_bias(slopes, 140, 10, 150, DType::f32);
+  Tensor whole = attention(q, k, v, all);
+  require_close(attention(q.slice(1, 140, 150), k, v, tail), whole.slice(1, 140, 150), 1e-5);
+  // and the whole window agrees with the composed reference in f64
+  auto f64 = [](const Tensor& x) { return x.to(DType::f64); };
+  AttentionOptions ref = all;
+  ref.rel_bias = f64(all.rel_bias);
+  require_close(whole, attention_reference(f64(q), f64(k), f64(v), ref).to(DType::f32), 1e-5);
+}
+
+TEST_CASE("ALiBi's table holds -m |j - P| shifted per head, for any query offset", "[nn][posenc]") {
+  std::vector<double> m = alibi_slopes(3);
+  for (int64_t q_pos0 : {0, 5, 1000000}) {
+    Tensor t = alibi_bias(m, q_pos0, 4, 6);  // (3, 9): relative positions -(3 + q_pos0) ..
+    REQUIRE(t.shape() == Shape{3, 9});
+    int64_t r_lo = -3 - q_pos0, r_hi = 5 - q_pos0;
+    int64_t r_near = r_lo > 0 ? r_lo : r_hi < 0 ? -r_hi : 0;
+    for (int64_t h = 0; h < 3; ++h)
+      for (int64_t c = 0; c < 9; ++c)
+        REQUIRE(t.at({h, c}) == -m[h] * (std::abs(r_lo + c) - r_near));
+  }
+}
+
+TEST_CASE("the attention op names what is wrong with its options", "[nn][errors]") {
+  Tensor q = Tensor::zeros({1, 4, 2, 8}, DType::f64);
+  AttentionOptions o;
+  o.rel_bias = Tensor::zeros({2, 6}, DType::f64);
+  REQUIRE_THROWS_WITH(attention(q, q, q, o),
+                      Contains("rel_bias (H, Tq+Tk-1) = (2,7)") && Contains("but got (2,6)"));
+  o.rel_bias = Tensor();
+  o.row_freqs = Tensor::zeros({4, 4}, DType::f64);
+  Tensor leaf = rand_leaf({1, 4, 2, 8}, 1);
+  REQUIRE_THROWS_WITH(attention(leaf, q, q, o), Contains("evaluation only"));
 }

@@ -1,14 +1,12 @@
-// The model: gradchecks of a Block and of a whole 2-layer model per scheme; permutation
-// equivariance without positions; cached decoding; dynamic scaling.
+// The model: permutation equivariance without positions; cached decoding; dynamic scaling;
+// parameters and config errors. Its gradient checks are in gradcheck_nn.cpp.
 #include <catch2/catch.hpp>
 
 #include "nn/gpt.h"
 #include "posenc/rope.h"
-#include "tests/support/gradcheck.h"
 
 using namespace poslab;
 using Catch::Contains;
-using poslab::testing::rand_leaf;
 
 static GPTConfig tiny(PeKind pe, bool causal = true) {
   GPTConfig c;
@@ -22,40 +20,6 @@ static GPTConfig tiny(PeKind pe, bool causal = true) {
   c.causal = causal;
   c.dtype = DType::f64;
   return c;
-}
-
-static std::vector<Tensor> leaves(const GPT& m) {
-  std::vector<Tensor> v;
-  for (const auto& p : m.parameters()) v.push_back(p.tensor);
-  return v;
-}
-
-TEST_CASE("gradcheck: one Block", "[gradcheck][nn]") {
-  Generator g(1);
-  Block blk(8, 2, true, g, 0.3, DType::f64);
-  for (auto* p : {&blk.ln_1.weight, &blk.ln_1.bias, &blk.attn.c_attn.bias, &blk.mlp.c_fc.bias})
-    p->copy_(Tensor::randn(p->shape(), g, 0.5, DType::f64));  // move off the init's 1s and 0s
-  RoPE rope(4, 10000);
-  Tensor x = rand_leaf({2, 5, 8}, 2);
-  REQUIRE_GRADCHECK("block", [&](auto& v) { return blk.forward(v[0], rope, 5); },
-                    {x, blk.attn.c_attn.weight, blk.ln_1.weight, blk.mlp.c_proj.weight});
-}
-
-TEST_CASE("gradcheck: a whole 2-layer model for each scheme", "[gradcheck][nn][posenc]") {
-  Ids ids{{1, 4, 2, 6, 0, 3, 3, 5, 1, 2}, {2, 5}}, tgt{{4, 2, 6, 0, 3, 5, 1, 2, 2, 6}, {2, 5}};
-  for (const std::string& name : pe_names()) {
-    GPT m(tiny(parse_pe(name)), 11);
-    Generator g(12);
-    {
-      NoGrad ng;  // larger weights than the 0.02 init so every path carries signal
-      for (auto& p : m.parameters())
-        p.tensor.copy_(Tensor::randn(p.tensor.shape(), g, 0.4, DType::f64));
-    }
-    // 16 elements of every parameter tensor (all of them would take a minute per scheme)
-    REQUIRE_GRADCHECK(
-        "model pe=" + name, [&](auto&) { return m.loss(ids, tgt); }, leaves(m), 1e-6, 1e-5, 1e-3,
-        16);
-  }
 }
 
 // Without positions and without a mask, attention sees a set: permuting the tokens permutes

@@ -108,3 +108,36 @@ TEST_CASE("t5 checkpoints: options read, table checked, errors name the key and 
   REQUIRE_THROWS_WITH(read_t5_options(t5_file("2", "12", {2, 2}), "m.safetensors", 2, false),
                       Contains("'t5_buckets' = '2'"));  // bidirectional needs 4
 }
+
+TEST_CASE("t5 checkpoints round-trip; a missing or mismatched table is refused", "[train]") {
+  test::TempDir dir;
+  std::string path = dir.file("m.safetensors");
+  GPTConfig c = small(PeKind::t5);
+  c.t5_buckets = 8, c.t5_max_distance = 12;
+  GPT m(c, 1);
+  bool decayed = true;
+  for (const NamedParam& p : m.parameters())
+    if (p.name == "transformer.rel_bias.weight") decayed = p.decay;
+  REQUIRE_FALSE(decayed);  // the table, like the embeddings, gets no weight decay
+  save_checkpoint(m, 2, path);
+  StFile f = load_safetensors(path);
+  REQUIRE(meta_value(f, "t5_buckets") == "8");
+  REQUIRE(meta_value(f, "t5_max_distance") == "12");
+  Checkpoint ck = load_checkpoint(path);
+  REQUIRE(ck.model->config().t5_buckets == 8);
+  REQUIRE(ck.model->config().t5_max_distance == 12);
+  std::vector<double> want = m.parameters()[1].tensor.to_vector(),
+                      got = ck.model->parameters()[1].tensor.to_vector();
+  REQUIRE(ck.model->parameters()[1].name == "transformer.rel_bias.weight");
+  for (size_t i = 0; i < want.size(); ++i) REQUIRE(got[i] == static_cast<float>(want[i]));
+  set_meta(path, "t5_buckets", "16");
+  REQUIRE_THROWS_WITH(load_checkpoint(path),
+                      Contains("m.safetensors") && Contains("'t5_buckets' = '16'"));
+  std::vector<StTensor> without;
+  for (const StTensor& t : f.tensors)
+    if (t.name != "transformer.rel_bias.weight") without.push_back(t);
+  save_safetensors(path, without, f.metadata);
+  REQUIRE_THROWS_WITH(load_checkpoint(path), Contains("m.safetensors") &&
+                                                 Contains("'transformer.rel_bias.weight'") &&
+                                                 Contains("missing"));
+}

@@ -9,7 +9,7 @@
 #include "tests/support/temp_dir.h"
 #include "train/checkpoint.h"
 #include "train/eval.h"
-#include "train/tasks.h"
+#include "train/log.h"
 #include "train/trainer.h"
 
 using namespace poslab;
@@ -246,28 +246,27 @@ TEST_CASE("eval follows SPEC 5: windows, tokens, buckets, and clear length error
                       Contains("holds 5 tokens, fewer than --len + 1 = 9"));
 }
 
-TEST_CASE("task accuracy: an untrained model scores near chance per character", "[train]") {
-  std::string text = task_text("reverse", 50, 0, 3);
-  Corpus c = build_corpus(text);
-  GPTConfig cfg;
-  cfg.vocab_size = static_cast<int64_t>(c.vocab.size()), cfg.n_layer = 1, cfg.n_head = 2,
-  cfg.n_embd = 16, cfg.block_size = 32;
-  GPT m(cfg, 1);
-  TaskScore s = task_accuracy(m, c.vocab, "reverse", 22, 40, 9);
-  REQUIRE(s.exact == 0);
-  REQUIRE(s.per_char < 0.2);
-}
-
-TEST_CASE("task lines are well formed", "[train]") {
-  std::string r = task_text("reverse", 3, 0, 1);
-  auto nl = r.find('\n');
-  std::string line = r.substr(0, nl), a = line.substr(0, 10), b = line.substr(11);
-  REQUIRE(line[10] == '=');
-  REQUIRE(std::string(a.rbegin(), a.rend()) == b);
-  std::string p = task_text("passkey", 2, 100, 1);
-  std::string first = p.substr(0, p.find('\n') + 1);
-  REQUIRE(first.size() == 100);
-  std::string key = first.substr(first.size() - 6, 5);
-  REQUIRE(first.find("k=" + key + ";") != std::string::npos);
-  REQUIRE_THROWS_WITH(task_text("sort", 1, 10, 1), Contains("valid: reverse|passkey"));
+TEST_CASE("log.csv: training throughput, and evaluation time in its own column", "[train]") {
+  test::TempDir dir;
+  TrainOptions o = tiny_run(dir, PeKind::rope);
+  o.eval_every = 5;
+  o.eval_batches = 20;  // evaluations cost more than the steps between them
+  train(o);
+  const std::string text = read_file(o.out + "/log.csv");
+  REQUIRE(text.rfind("step,lr,train_loss,val_loss,grad_norm,tokens_per_s,eval_seconds\n", 0) == 0);
+  std::vector<LogRow> log = read_log(o.out + "/log.csv");
+  REQUIRE(log.size() == 4);
+  for (size_t i = 0; i < log.size(); ++i) {
+    CHECK(log[i].step == static_cast<int64_t>(5 * (i + 1)));
+    CHECK(log[i].tokens_per_s > 0);
+    CHECK(log[i].eval_seconds > 0);
+    if (i) CHECK(log[i].eval_seconds > log[i - 1].eval_seconds);  // cumulative
+  }
+  // A log written before eval_seconds existed still reads, with the column missing as NaN.
+  write_file_atomic(dir.file("old.csv"),
+                    "step,lr,train_loss,val_loss,grad_norm,tokens_per_s\n5,0.001,3,3.1,0.5,900\n");
+  std::vector<LogRow> old = read_log(dir.file("old.csv"));
+  REQUIRE(old.size() == 1);
+  CHECK(old[0].tokens_per_s == 900);
+  CHECK(std::isnan(old[0].eval_seconds));
 }

@@ -11,13 +11,13 @@ set -euo pipefail
 R=$(cd "$(dirname "$0")/../../.." && pwd)
 H=$R/tests/cuda/emu
 E=$R/build/emu
-mkdir -p "$E/obj" "$E/src" "$E/shadow/tensor"
+mkdir -p "$E/obj" "$E/src" "$E/shadow/tensor" "$E/shadow/nn"
 # launches rewritten: the .cuh headers into a folder searched before the tree, the .cu files
 rewrite() {
   python3 "$H/rewrite_launches.py" "$1" "$2.tmp"
   if cmp -s "$2.tmp" "$2"; then rm "$2.tmp"; else mv "$2.tmp" "$2"; fi
 }
-for h in "$R"/tensor/*.cuh; do rewrite "$h" "$E/shadow/tensor/$(basename "$h")"; done
+for h in "$R"/tensor/*.cuh "$R"/nn/*.cuh; do rewrite "$h" "$E/shadow/${h#$R/}"; done
 srcs=()
 for f in "$R"/tensor/*.cu "$R"/nn/*.cu "$R"/posenc/*.cu "$R"/train/*.cu; do
   o=$E/src/$(echo "${f#$R/}" | tr / _).cpp
@@ -25,7 +25,7 @@ for f in "$R"/tensor/*.cu "$R"/nn/*.cu "$R"/posenc/*.cu "$R"/train/*.cu; do
   srcs+=("$o")
 done
 for f in "$R"/{tensor,autograd,posenc,nn,data,train}/*.cpp "$R"/tests/cuda/*.cpp "$H/emu_runtime.cpp"; do
-  case $f in */device_stub.cpp | */train/main.cpp) continue ;; esac
+  case $f in */device_stub.cpp | */cuda_stub.cpp | */train/main.cpp) continue ;; esac
   srcs+=("$f")
 done
 

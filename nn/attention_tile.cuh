@@ -1,5 +1,5 @@
-// attention_tile.cuh — the pieces shared by the GPU attention kernels (nn/attention_op.cu,
-// posenc/rope_scaling.cu): key/value tiles in shared memory and the online softmax.
+// attention_tile.cuh — the pieces of the GPU attention kernels (nn/attention_kernels.cu): key/
+// value tiles in shared memory and the online softmax.
 //
 // One thread owns one query row i (its q, its running max m, sum l and output accumulator in
 // registers) and walks the keys it may see in tiles of kCols rows, which the whole block

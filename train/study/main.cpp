@@ -1,10 +1,13 @@
 // main.cpp — `poslab <command> [flags]`. Errors become one line on stderr and exit code 1.
+// The subcommands live in train/commands.h (prepare, train, eval, generate) and
+// train/study/experiments.h (experiments); this file, at the top of the graph, sees both.
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <string>
 
 #include "train/commands.h"
+#include "train/study/experiments.h"
 
 static const char* kUsage =
     "usage: poslab <command> [flags]     (poslab <command> --help for its flags)\n"

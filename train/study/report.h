@@ -1,24 +1,16 @@
 // report.h — turns the study's raw results (a folder of CSV files) into REPORT.md + SVG plots.
 //
-// `poslab experiments` (train/experiments.cpp) trains and evaluates every model of the study
-// (SPEC section 7) and leaves its raw numbers in one folder. write_report reads that folder
+// `poslab experiments` (experiments.h) trains and evaluates every model of the study and
+// leaves its raw numbers in one folder. write_report reads that folder
 // and writes, next to the CSVs,
 //   REPORT.md          tables (each captioned with what was measured and how), plots, and
 //                      "What the numbers say": bullet points generated from the numbers
-//   plots/*.svg        figures drawn with train/plot.h
+//   plots/*.svg        figures drawn with plot.h
 // Nothing in the report is hard-coded: every number comes from the CSVs.
 //
-// Input files (header line first, comma-separated, no quoting; "nan" or an empty field is a
-// missing number and shows as "n/a"):
-//   runs.csv            run,pe,seed,steps,theta,causal,objective,params,train_loss,val_loss,
-//                       tokens_per_s,train_seconds                        (required)
-//   curves/<run>.csv    step,lr,train_loss,val_loss,grad_norm,tokens_per_s
-//   extrapolation.csv   run,pe,seed,scaling,len,loss,ppl,last_quarter_loss,last_quarter_ppl,
-//                       tokens,windows
-//   position_loss.csv   run,pe,scaling,len,start,end,loss
-//   mlm.csv             pe,val_loss,shuffle_max_diff
-//   tasks.csv           task,pe,train_len,test_len,accuracy
-//   loc.csv             pe,file,lines,params
+// Input files (tables.h has their columns; read by name through data/csv.h):
+//   runs.csv, extrapolation.csv, position_loss.csv, mlm.csv, tasks.csv, loc.csv
+//   curves/<run>.csv    a copy of each run's log.csv (train/log.h)
 //   attention_<pe>.csv  a matrix without header: attention weights, layer 0, mean over heads
 // Every file but runs.csv is optional: a missing one turns its section into "not run".
 // A CSV that holds only its header counts as missing. Main runs — the ones the headline
@@ -27,7 +19,7 @@
 // a scheme's files may be one row each or joined with '+' in one field.
 //
 // The implementation is split by idea:
-//   report_csv.cpp       reading and checking the CSVs, averaging over seeds, number format
+//   report_data.cpp      loading the results folder, averaging over seeds, number format
 //   report.cpp           write_report and the markdown sections
 //   report_findings.cpp  "What the numbers say"
 //   report_plots.cpp     the SVG figures
@@ -36,6 +28,9 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "train/log.h"
+#include "train/study/tables.h"
 
 namespace poslab {
 
@@ -57,61 +52,9 @@ void write_report(const std::string& dir, const ReportInfo& info);
 // Internals shared by the report_*.cpp files (and the tests). Not a stable API.
 namespace report_detail {
 
-// A CSV file as read: the header, then rows of fields; `lines[r]` is the 1-based line number
-// of row r in the file, for error messages.
-struct Csv {
-  std::string path;
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-  std::vector<int> lines;
-
-  // Column index of `name`; throws "<path>: line 1: expected a column 'name' ..." if absent.
-  size_t column(const std::string& name) const;
-  const std::string& text(size_t row, const std::string& name) const;
-  // A number; "nan", "inf" and "" (missing) are accepted; anything else that is not a number
-  // throws "<path>: line N: column 'loss': expected a number, but got 'abc'".
-  double number(size_t row, const std::string& name) const;
-  // A whole number (the same errors, plus "expected a whole number").
-  long integer(size_t row, const std::string& name) const;
-};
-
-// Reads a CSV with a header; every name in `columns` must be in the header and every row must
-// have as many fields as the header. Blank lines are skipped, a trailing '\r' is dropped.
-Csv read_csv(const std::string& path, const std::vector<std::string>& columns);
-// Reads a header-less matrix of numbers; every line must have as many values as the first.
-std::vector<std::vector<double>> read_matrix(const std::string& path);
-
-struct Run {  // one line of runs.csv
-  std::string run, pe, causal, objective;
-  long seed = 0, steps = 0, params = 0;
-  double theta = 0, train_loss = 0, val_loss = 0, tokens_per_s = 0, train_seconds = 0;
-};
-struct CurvePoint {  // one line of curves/<run>.csv
-  double step, lr, train_loss, val_loss, grad_norm, tokens_per_s;
-};
-struct EvalRow {  // one line of extrapolation.csv
-  std::string run, pe, scaling;
-  long seed = 0, len = 0, tokens = 0, windows = 0;
-  double loss = 0, ppl = 0, last_quarter_loss = 0, last_quarter_ppl = 0;
-};
-struct PositionRow {  // one line of position_loss.csv
-  std::string run, pe, scaling;
-  long len = 0, start = 0, end = 0;
-  double loss = 0;
-};
-struct MlmRow {
-  std::string pe;
-  double val_loss = 0, shuffle_max_diff = 0;
-};
-struct TaskRow {
-  std::string task, pe;
-  long train_len = 0, test_len = 0;
-  double accuracy = 0;
-};
-struct LocRow {
-  std::string pe, file;
-  long lines = 0, params = 0;
-};
+// The rows of the study's tables (tables.h) and of a run's log (train/log.h).
+using Run = RunRow;
+using CurvePoint = LogRow;
 
 // Everything in the results folder. An optional file that is absent is std::nullopt.
 struct Study {

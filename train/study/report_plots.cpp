@@ -1,12 +1,12 @@
-// report_plots.cpp — the report's SVG figures, drawn with train/plot.h.
+// report_plots.cpp — the report's SVG figures, drawn with plot.h.
 // Every figure that compares schemes gives each scheme the same colour (pe_color), and every
 // perplexity axis is logarithmic and clipped at kPplClip, so one model that blows up at long
 // lengths is drawn as triangles at the clip instead of squashing the others flat.
 #include <algorithm>
 #include <cmath>
 
-#include "train/plot.h"
-#include "train/report.h"
+#include "train/study/plot.h"
+#include "train/study/report.h"
 
 namespace poslab::report_detail {
 namespace {

@@ -1,6 +1,6 @@
-// Tests for train/plot.h: every figure is well-formed XML, text is escaped, axes follow the
+// Tests for train/study/plot.h: every figure is well-formed XML, text is escaped, axes follow the
 // layout formulas stated in plot.h, non-finite values leave gaps, output is deterministic.
-#include "train/plot.h"
+#include "train/study/plot.h"
 
 #include <catch2/catch.hpp>
 
@@ -23,25 +23,49 @@ const double kInf = std::numeric_limits<double>::infinity();
 // declaration, then exactly one root element; tags balance; attributes are name="value" with
 // no '<' in the value; '&' only starts one of the five named entities or &#N;. Returns "" if
 // the document is well-formed, otherwise what is wrong and where.
-std::string xml_error(const std::string& doc) {
-  const auto entity_ok = [&](size_t i) {
-    for (const char* e : {"&lt;", "&gt;", "&amp;", "&quot;", "&apos;"}) {
-      if (doc.compare(i, std::strlen(e), e) == 0) return true;
+bool entity_ok(const std::string& doc, size_t i) {  // doc[i] == '&'
+  for (const char* e : {"&lt;", "&gt;", "&amp;", "&quot;", "&apos;"}) {
+    if (doc.compare(i, std::strlen(e), e) == 0) return true;
+  }
+  size_t k = i + 2;
+  while (k < doc.size() && std::isdigit(static_cast<unsigned char>(doc[k]))) ++k;
+  return doc.compare(i, 2, "&#") == 0 && k > i + 2 && k < doc.size() && doc[k] == ';';
+}
+
+bool name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' || c == '.' ||
+         c == '-' || static_cast<unsigned char>(c) >= 0x80;
+}
+
+// The attributes of <name ...> from k up to the tag's end: "" if well-formed.
+std::string attributes_error(const std::string& doc, size_t k, size_t end,
+                             const std::string& name) {
+  while (true) {
+    while (k < end && doc[k] == ' ') ++k;
+    if (k == end || (doc[k] == '/' && k + 1 == end)) return "";
+    const size_t attr = k;
+    while (k < end && name_char(doc[k])) ++k;
+    if (k == attr || doc.compare(k, 2, "=\"") != 0) {
+      return "malformed attribute in <" + name + "> at " + std::to_string(attr);
     }
-    size_t k = i + 2;
-    while (k < doc.size() && std::isdigit(static_cast<unsigned char>(doc[k]))) ++k;
-    return doc.compare(i, 2, "&#") == 0 && k > i + 2 && k < doc.size() && doc[k] == ';';
-  };
-  const auto name_char = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' || c == '.' ||
-           c == '-' || static_cast<unsigned char>(c) >= 0x80;
-  };
+    const size_t close = doc.find('"', k + 2);
+    if (close == std::string::npos || close > end) return "unclosed value at " + std::to_string(k);
+    for (size_t c = k + 2; c < close; ++c) {
+      if (doc[c] == '<') return "'<' in an attribute value at " + std::to_string(c);
+      if (doc[c] == '&' && !entity_ok(doc, c))
+        return "bad '&' in an attribute at " + std::to_string(c);
+    }
+    k = close + 1;
+  }
+}
+
+std::string xml_error(const std::string& doc) {
   std::vector<std::string> open;
   int roots = 0;
   size_t i = doc.rfind("<?xml", 0) == 0 ? doc.find("?>") + 2 : 0;
   while (i < doc.size()) {
     if (doc[i] != '<') {  // character data: only allowed inside the root
-      if (doc[i] == '&' && !entity_ok(i)) return "bad '&' at " + std::to_string(i);
+      if (doc[i] == '&' && !entity_ok(doc, i)) return "bad '&' at " + std::to_string(i);
       if (doc[i] == '>') return "raw '>' in text at " + std::to_string(i);
       if (open.empty() && !std::isspace(static_cast<unsigned char>(doc[i]))) {
         return "text outside the root at " + std::to_string(i);
@@ -67,24 +91,7 @@ std::string xml_error(const std::string& doc) {
     if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) {
       return "bad element name at " + std::to_string(i);
     }
-    while (true) {
-      while (k < end && doc[k] == ' ') ++k;
-      if (k == end || (doc[k] == '/' && k + 1 == end)) break;
-      const size_t attr = k;
-      while (k < end && name_char(doc[k])) ++k;
-      if (k == attr || doc.compare(k, 2, "=\"") != 0) {
-        return "malformed attribute in <" + name + "> at " + std::to_string(attr);
-      }
-      const size_t close = doc.find('"', k + 2);
-      if (close == std::string::npos || close > end)
-        return "unclosed value at " + std::to_string(k);
-      for (size_t c = k + 2; c < close; ++c) {
-        if (doc[c] == '<') return "'<' in an attribute value at " + std::to_string(c);
-        if (doc[c] == '&' && !entity_ok(c))
-          return "bad '&' in an attribute at " + std::to_string(c);
-      }
-      k = close + 1;
-    }
+    if (std::string e = attributes_error(doc, k, end, name); !e.empty()) return e;
     if (open.empty() && ++roots > 1) return "second root element <" + name + ">";
     if (doc[end - 1] != '/') open.push_back(name);
     i = end + 1;

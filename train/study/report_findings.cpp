@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "train/report.h"
+#include "train/study/report.h"
 
 namespace poslab::report_detail {
 namespace {
@@ -43,9 +43,9 @@ Stat train_val_ppl(const Study& s, const std::string& pe) {
   return stat_of(v);
 }
 
-void extrapolation_findings(const Study& s, std::vector<std::string>& out) {
-  if (s.lengths.size() < 2) return;
-  const long T0 = s.train_len(), L1 = s.lengths[1], Lmax = s.lengths.back();
+// The learned table from T0 to the next length (and the longest it was evaluated at).
+void learned_finding(const Study& s, std::vector<std::string>& out) {
+  const long T0 = s.train_len(), L1 = s.lengths[1];
   if (has(s, "learned")) {
     const double a = ppl(s, "learned", T0), b = ppl(s, "learned", L1);
     long last = T0;
@@ -66,6 +66,11 @@ void extrapolation_findings(const Study& s, std::vector<std::string>& out) {
     }
     out.push_back(t);
   }
+}
+
+// The schemes without a table (sinusoidal, alibi, none) from T0 to the longest length.
+void fixed_scheme_findings(const Study& s, std::vector<std::string>& out) {
+  const long T0 = s.train_len(), Lmax = s.lengths.back();
   for (const char* pe : {"sinusoidal", "alibi", "none"}) {
     if (!has(s, pe)) continue;
     const double a = ppl(s, pe, T0), b = ppl(s, pe, Lmax);
@@ -84,6 +89,11 @@ void extrapolation_findings(const Study& s, std::vector<std::string>& out) {
     }
     out.push_back(t);
   }
+}
+
+// RoPE at the longest length, without and with the best scaling.
+void rope_finding(const Study& s, std::vector<std::string>& out) {
+  const long T0 = s.train_len(), Lmax = s.lengths.back();
   if (has(s, "rope")) {
     const double a = ppl(s, "rope", T0), b = ppl(s, "rope", Lmax);
     std::string t = "**rope without scaling** at " + L_(Lmax) + ": val ppl " + change(a, b) +
@@ -109,7 +119,15 @@ void extrapolation_findings(const Study& s, std::vector<std::string>& out) {
     }
     out.push_back(t);
   }
+}
+
+void extrapolation_findings(const Study& s, std::vector<std::string>& out) {
+  if (s.lengths.size() < 2) return;
+  learned_finding(s, out);
+  fixed_scheme_findings(s, out);
+  rope_finding(s, out);
   // Ranking at the longest length.
+  const long Lmax = s.lengths.back();
   std::vector<std::pair<double, std::string>> rank;
   for (const auto& pe : s.pes) {
     if (std::isfinite(ppl(s, pe, Lmax))) rank.push_back({ppl(s, pe, Lmax), pe});

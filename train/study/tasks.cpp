@@ -1,4 +1,4 @@
-#include "train/tasks.h"
+#include "train/study/tasks.h"
 
 #include "data/corpus.h"
 

@@ -1,6 +1,6 @@
 // plot.cpp — SVG line plots, scatter plots and heatmaps. plot.h states the axis formulas;
 // this file adds the page layout (margins, legend, colour bar) and writes the SVG itself.
-#include "train/plot.h"
+#include "train/study/plot.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,7 +1,7 @@
 // report.cpp — write_report: REPORT.md, section by section, from the study's CSVs.
-// Reading the CSVs lives in report_csv.cpp, the figures in report_plots.cpp and the
+// Loading the results folder lives in report_data.cpp, the figures in report_plots.cpp and the
 // generated conclusions in report_findings.cpp; this file only lays out the markdown.
-#include "train/report.h"
+#include "train/study/report.h"
 
 #include <algorithm>
 #include <cctype>
@@ -235,8 +235,7 @@ void scaling_section(Markdown& md, const Study& s) {
   }
 }
 
-void ablation_section(Markdown& md, const Study& s) {
-  md.heading("4. Ablations");
+void theta_ablation(Markdown& md, const Study& s) {
   md.heading("4.1 RoPE base theta", 3);
   const auto thetas = theta_runs(s);
   if (thetas.empty()) {
@@ -264,6 +263,9 @@ void ablation_section(Markdown& md, const Study& s) {
     md.figure(plot_rope_theta(s), "RoPE theta",
               "RoPE validation perplexity against length, per theta.");
   }
+}
+
+void rope_longest_ablation(Markdown& md, const Study& s) {
   md.heading("4.2 RoPE at the longest length: no scaling against the best scaling", 3);
   const auto scalings = rope_scalings(s);
   if (!s.eval || s.lengths.empty() || scalings.size() <= 1) {
@@ -289,6 +291,9 @@ void ablation_section(Markdown& md, const Study& s) {
                  "whole-window perplexity at this length, on the RoPE model of Table 5.",
              {"scaling", "ppl", "last-quarter ppl"}, rows);
   }
+}
+
+void mlm_ablation(Markdown& md, const Study& s) {
   md.heading("4.3 No causal mask: masked-LM, NoPE against a PE", 3);
   if (!s.mlm) return md.not_run("mlm.csv");
   md.para(
@@ -326,6 +331,13 @@ void ablation_section(Markdown& md, const Study& s) {
              fmt(m.shuffle_max_diff) + ": its PE lets the model see the order.";
   }
   if (!check.empty()) md.para(check);
+}
+
+void ablation_section(Markdown& md, const Study& s) {
+  md.heading("4. Ablations");
+  theta_ablation(md, s);
+  rope_longest_ablation(md, s);
+  mlm_ablation(md, s);
 }
 
 void tasks_section(Markdown& md, const Study& s) {
@@ -446,7 +458,7 @@ void raw_section(Markdown& md, const Study& s) {
   }
   md.para(
       "The numbers behind every table and figure, as written by the experiment runner "
-      "(schemas in train/report.h):\n\n" +
+      "(columns in train/study/tables.h):\n\n" +
       list);
 }
 

@@ -1,8 +1,8 @@
-// Tests for train/report.h: a small fake results folder (every CSV, a nan perplexity, a
+// Tests for train/study/report.h: a small fake results folder (every CSV, a nan perplexity, a
 // missing optional file) goes through write_report; REPORT.md must hold the tables with
 // numbers computed by hand, every plot it links must exist and be well-formed SVG, and a
 // malformed CSV must fail with an error naming the file and the line.
-#include "train/report.h"
+#include "train/study/report.h"
 
 #include <stdlib.h>
 
@@ -47,10 +47,9 @@ std::string ln(double ppl) {  // a loss, printed with enough digits to give `ppl
   return os.str();
 }
 
-// The fake study: three lengths (T0 = 256), two seeds for rope, learned and none.
+// runs.csv of the fake study, and the training curves of three runs.
 //   rope      val ppl 10 / 20 (mean 15), train ppl 9 / 11 (mean 10)
-//   learned   eval ppl at 256: 11 / 13, at 512: 90 / 110, at 1024: nan (past its max_len)
-void write_study(const TempDir& d) {
+void write_runs(const TempDir& d) {
   std::string runs =
       "run,pe,seed,steps,theta,causal,objective,params,train_loss,val_loss,tokens_per_s,"
       "train_seconds\n";
@@ -83,7 +82,11 @@ void write_study(const TempDir& d) {
             "0,0.001,4.5,4.6,1.0,1000\n50,0.001,3.5,nan,0.8,1000\n100,0.001,3.0,3.1,0.7,1000\n"
             "200,0.0001,2.5,2.6,0.5,1000\n");
   }
+}
 
+// extrapolation.csv of the fake study: three lengths (T0 = 256).
+//   learned   eval ppl at 256: 11 / 13, at 512: 90 / 110, at 1024: nan (past its max_len)
+void write_extrapolation(const TempDir& d) {
   std::string ex =
       "run,pe,seed,scaling,len,loss,ppl,last_quarter_loss,last_quarter_ppl,tokens,"
       "windows\n";
@@ -124,7 +127,12 @@ void write_study(const TempDir& d) {
     eval("rope_theta1e6", "rope", 1, "none", L, 10 + L / 8.0, 10);
   }
   d.write("extrapolation.csv", ex);
+}
 
+// The fake study: three lengths (T0 = 256), two seeds for rope, learned and none.
+void write_study(const TempDir& d) {
+  write_runs(d);
+  write_extrapolation(d);
   std::string pos = "run,pe,scaling,len,start,end,loss\n";
   for (const std::string pe : {"none", "learned", "sinusoidal", "rope", "alibi"}) {
     for (int b = 0; b < 4; ++b) {
@@ -219,20 +227,6 @@ TEST_CASE("report numbers are formatted to 4 significant figures", "[report]") {
   CHECK(fmt_stat(stat_of({NAN})) == "n/a");
 }
 
-TEST_CASE("read_csv reads numbers as printf and C++ write them", "[report]") {
-  TempDir d;
-  d.write("x.csv", "a,b,c\r\n1e+06,-nan,inf\r\n\n 2.5 ,,7\n");  // CRLF, a blank line, spaces
-  const Csv c = read_csv(d.path + "/x.csv", {"a", "c"});
-  REQUIRE(c.rows.size() == 2);
-  CHECK(c.number(0, "a") == 1e6);
-  CHECK(std::isnan(c.number(0, "b")));
-  CHECK(std::isinf(c.number(0, "c")));
-  CHECK(c.number(1, "a") == 2.5);
-  CHECK(std::isnan(c.number(1, "b")));  // an empty field is a missing number
-  CHECK(c.integer(1, "c") == 7);
-  CHECK(c.lines == std::vector<int>{2, 4});
-}
-
 TEST_CASE("write_report computes the tables from the CSVs", "[report]") {
   TempDir d;
   write_study(d);
@@ -277,6 +271,12 @@ TEST_CASE("write_report computes the tables from the CSVs", "[report]") {
         std::string::npos);
   CHECK(md.find("With rope the same shuffle changes the outputs by up to 0.3500") !=
         std::string::npos);
+}
+
+TEST_CASE("write_report: tasks not run, cost, findings and raw data from the CSVs", "[report]") {
+  TempDir d;
+  write_study(d);
+  const std::string md = report_of(d);
 
   // The missing optional file: its section says "not run", in quick mode with the reason.
   const size_t tasks = md.find("## 5. Order and retrieval tasks");

@@ -1,0 +1,275 @@
+// attention_kernels.cpp — the fused attention on the CPU (semantics: attention_op.h).
+//
+// Rows are processed in blocks of kRowBlock queries: a block needs only the keys its last row
+// can see (causal), so about half of the T x T work of a causal head is skipped, and memory
+// is one block of scores per thread (64 x Tk), never a T x T matrix.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "nn/attention_kernels.h"
+#include "tensor/fast_exp.h"
+
+namespace poslab::kernel {
+namespace {
+
+constexpr int64_t kRowBlock = 64;
+
+struct Dims {
+  int64_t B, Tq, Tk, H, D;
+};
+
+Dims dims_of(const AttentionTensors& t) {
+  return {t.q.size(0), t.q.size(1), t.k.size(1), t.q.size(2), t.q.size(3)};
+}
+
+// A (b,h) slice of x (B,T,H,D) as a row-major (T, D) matrix: pointer and row stride.
+template <class T>
+const T* head_ptr(const Tensor& x, int64_t b, int64_t h) {
+  return x.data<T>() + b * x.strides()[0] + h * x.strides()[2];
+}
+
+// Keys visible to the query at position P among the J columns of its block.
+inline int64_t visible_keys(int64_t P, int64_t J, bool causal) {
+  return causal ? std::clamp<int64_t>(P + 1, 0, J) : J;
+}
+
+// Row i's slice of head h's bias table: bias_row(...)[j] = rel_bias[h, j - i + Tq - 1].
+template <class T>
+const T* bias_row(const AttentionOptions& o, const Dims& d, int64_t h, int64_t i) {
+  if (!o.rel_bias.defined()) return nullptr;
+  return o.rel_bias.data<T>() + h * (d.Tq + d.Tk - 1) + (d.Tq - 1 - i);
+}
+
+// Scores of rows [i0, i1) of one (b,h) against keys [0, J) with per-row frequencies
+// (opt.row_freqs), into S (row stride ldS). Scalar math per row i at position P, frequencies w:
+//   q' = R(P w) q_i;  for j < J: k'_j = R(j w) k_j;  S_ij = scale q' . k'_j
+// (= scale q_i . R((j - P) w) k_j). R(j w) for j = 0, 1, 2, ... comes from the angle-addition
+// recurrence (cos, sin of (j+1)w from those of j w), in double: no trig in the inner loop,
+// error ~1e-13 after 10^4 steps.
+template <class T>
+void rotary_scores(const T* Q, int64_t sq, const T* K, int64_t sk, const AttentionOptions& o,
+                   const Dims& d, int64_t i0, int64_t i1, int64_t J, T* S, int64_t ldS) {
+  int64_t half = d.D / 2;
+  std::vector<double> qr(d.D), cs(half), sn(half), c1(half), s1(half);
+  for (int64_t i = i0; i < i1; ++i) {
+    const double* w = o.row_freqs.data<double>() + i * half;
+    const T* qi = Q + i * sq;
+    double P = static_cast<double>(o.q_pos0 + i);
+    for (int64_t p = 0; p < half; ++p) {  // q' = R(P w) q
+      double c = std::cos(P * w[p]), s = std::sin(P * w[p]);
+      qr[2 * p] = qi[2 * p] * c - qi[2 * p + 1] * s;
+      qr[2 * p + 1] = qi[2 * p] * s + qi[2 * p + 1] * c;
+      cs[p] = 1, sn[p] = 0, c1[p] = std::cos(w[p]), s1[p] = std::sin(w[p]);
+    }
+    for (int64_t j = 0; j < J; ++j) {
+      const T* kj = K + j * sk;
+      double dot = 0;
+      for (int64_t p = 0; p < half; ++p) {  // k' = R(j w) k, dotted with q'
+        double k0 = kj[2 * p] * cs[p] - kj[2 * p + 1] * sn[p];
+        double k1 = kj[2 * p] * sn[p] + kj[2 * p + 1] * cs[p];
+        dot += qr[2 * p] * k0 + qr[2 * p + 1] * k1;
+        double nc = cs[p] * c1[p] - sn[p] * s1[p];  // advance the angle by w
+        sn[p] = sn[p] * c1[p] + cs[p] * s1[p];
+        cs[p] = nc;
+      }
+      S[(i - i0) * ldS + j] = static_cast<T>(o.scale * dot);
+    }
+  }
+}
+
+// Scores -> probabilities for rows [i0, i1) of one (b,h), in place in S (row stride ldS),
+// over the J visible columns (columns J..ldS are not touched here).
+//   S_ij += bias_ij;  S_ij = -inf where masked;  S_i = softmax(S_i)
+// lse (optional) receives log sum_j exp(S_ij) per row: all backward needs to rebuild P.
+template <class T>
+void scores_to_probs(T* S, int64_t ldS, int64_t i0, int64_t i1, int64_t J, int64_t h, const Dims& d,
+                     const AttentionOptions& o, T* lse) {
+  for (int64_t i = i0; i < i1; ++i) {
+    T* s = S + (i - i0) * ldS;
+    int64_t visible = visible_keys(o.q_pos0 + i, J, o.causal);
+    if (const T* bias = bias_row<T>(o, d, h, i)) {
+#pragma omp simd
+      for (int64_t j = 0; j < visible; ++j) s[j] += bias[j];
+    }
+    T m = -std::numeric_limits<T>::infinity();
+    // written as a compare-select, which GCC turns into vector maxima; std::max here stayed
+    // a scalar chain, half the time of this function
+#pragma omp simd reduction(max : m)
+    for (int64_t j = 0; j < visible; ++j) m = s[j] > m ? s[j] : m;
+    double z = 0;
+#pragma omp simd reduction(+ : z)
+    for (int64_t j = 0; j < visible; ++j) {
+      s[j] = exp_k(s[j] - m);  // vectorised exp for f32 (tensor/fast_exp.h)
+      z += s[j];
+    }
+    T inv = static_cast<T>(1 / z);
+#pragma omp simd
+    for (int64_t j = 0; j < visible; ++j) s[j] *= inv;
+    for (int64_t j = visible; j < J; ++j) s[j] = 0;
+    if (lse) lse[i] = m + static_cast<T>(std::log(z));
+  }
+}
+
+// Forward for every (b,h), in row blocks: S = scale Q K^T (or the rotary scores) for 64
+// queries at a time against the keys the block can see, softmax in place, O = P V.
+template <class T>
+void forward(const AttentionTensors& t, const AttentionOptions& o) {
+  Dims d = dims_of(t);
+  int64_t sq = t.q.strides()[1], sk = t.k.strides()[1], sv = t.v.strides()[1], so = d.H * d.D;
+  T* out = t.out.data<T>();
+  T* lse = t.lse.defined() ? t.lse.data<T>() : nullptr;
+#pragma omp parallel
+  {
+    std::vector<T> scratch(kRowBlock * d.Tk);
+#pragma omp for collapse(2) schedule(dynamic)
+    for (int64_t bh = 0; bh < d.B * d.H; ++bh)
+      for (int64_t i0 = 0; i0 < d.Tq; i0 += kRowBlock) {
+        int64_t b = bh / d.H, h = bh % d.H, i1 = std::min(d.Tq, i0 + kRowBlock);
+        // keys visible to the last row of the block
+        int64_t J = o.causal ? std::min(d.Tk, o.q_pos0 + i1) : d.Tk;
+        T* S = scratch.data();
+        T* O = out + b * d.Tq * so + h * d.D;
+        if (J <= 0) continue;
+        const T *Q = head_ptr<T>(t.q, b, h), *K = head_ptr<T>(t.k, b, h),
+                *V = head_ptr<T>(t.v, b, h);
+        if (o.row_freqs.defined())
+          rotary_scores<T>(Q, sq, K, sk, o, d, i0, i1, J, S, d.Tk);
+        else
+          gemm<T>(false, true, i1 - i0, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, K, sk,
+                  T(0), S, d.Tk);
+        scores_to_probs<T>(S, d.Tk, i0, i1, J, h, d, o, lse ? lse + bh * d.Tq : nullptr);
+        gemm<T>(false, false, i1 - i0, d.D, J, T(1), S, d.Tk, V, sv, T(0), O + i0 * so, so);
+      }
+  }
+}
+
+// ---- backward ----
+//
+// For every (b,h), with dO = dout[b,:,h,:] and only the row log-sum-exp saved (the
+// recomputation of FlashAttention-2: T. Dao, arXiv:2307.08691, section 3.1.2):
+//   P  = exp(scale Q K^T + bias - lse)   rebuilt per row block (masked entries: 0)
+//   dV = P^T dO                          (Tk,Tq)(Tq,D)
+//   dP = dO V^T                          (Tq,D)(D,Tk)
+//   dS_ij = P_ij (dP_ij - sum_k dP_ik P_ik)      softmax backward, row by row
+//   dQ = scale dS K,  dK = scale dS^T Q          S = scale Q K^T + bias
+//   dbias[h, j - i + Tq - 1] += dS_ij            S_ij = ... + bias[h, j - i + Tq - 1]
+// The mask is a constant added to S (-inf): masked entries have P = 0, hence dS = 0. The bias
+// passes dS through unchanged; each table entry collects the dS of every (b, i, j) that read
+// it (one diagonal j - i per entry). Row blocks of kRowBlock queries touch only the J keys
+// they can see, and add their share into dK and dV (beta = 1). One extra Q K^T product buys
+// memory O(Tq) per head instead of O(Tq Tk) for a saved P.
+// Test: "gradcheck: ops: attention ..." (tests/nn/gradcheck_nn.cpp), and the comparison with
+// attention_reference (tests/nn/test_attention.cpp).
+
+// P (R, J) of rows [i0, i0+R), row stride J, rebuilt from the scores and the saved lse.
+template <class T>
+void rebuild_probs(T* P, const T* Q, int64_t sq, const T* K, int64_t sk, const T* lse, int64_t i0,
+                   int64_t R, int64_t J, int64_t h, const Dims& d, const AttentionOptions& o) {
+  gemm<T>(false, true, R, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, K, sk, T(0), P, J);
+  for (int64_t r = 0; r < R; ++r) {
+    T* p = P + r * J;
+    int64_t visible = visible_keys(o.q_pos0 + i0 + r, J, o.causal);
+    if (const T* bias = bias_row<T>(o, d, h, i0 + r)) {
+#pragma omp simd
+      for (int64_t j = 0; j < visible; ++j) p[j] += bias[j];
+    }
+    T l = lse[i0 + r];
+#pragma omp simd
+    for (int64_t j = 0; j < visible; ++j) p[j] = exp_k(p[j] - l);
+    for (int64_t j = visible; j < J; ++j) p[j] = 0;
+  }
+}
+
+// dP (R, J) -> dS in place: dS_ij = P_ij (dP_ij - sum_k dP_ik P_ik); and, when dbias is
+// given (this (b,h)'s row of the table's gradient), dbias[j - i + Tq - 1] += dS_ij.
+template <class T>
+void softmax_backward_rows(T* dS, const T* P, int64_t i0, int64_t R, int64_t J, int64_t Tq,
+                           T* dbias) {
+  for (int64_t r = 0; r < R; ++r) {
+    T* row = dS + r * J;
+    const T* p = P + r * J;
+    double dot = 0;
+#pragma omp simd reduction(+ : dot)
+    for (int64_t j = 0; j < J; ++j) dot += static_cast<double>(row[j]) * p[j];
+#pragma omp simd
+    for (int64_t j = 0; j < J; ++j) row[j] = p[j] * (row[j] - static_cast<T>(dot));
+    if (dbias) {
+      T* db = dbias + (Tq - 1 - (i0 + r));
+      for (int64_t j = 0; j < J; ++j) db[j] += row[j];
+    }
+  }
+}
+
+// One (b,h): dq rows, and dk, dv accumulated over the row blocks. dbias: this (b,h)'s (Tq+Tk-1)
+// gradient row, or null.
+template <class T>
+void backward_head(const AttentionTensors& t, const T* dout, const AttentionGrads& g,
+                   const AttentionOptions& o, const Dims& d, int64_t bh, T* Pb, T* dS, T* dbias) {
+  int64_t sq = t.q.strides()[1], sk = t.k.strides()[1], sv = t.v.strides()[1], so = d.H * d.D;
+  int64_t b = bh / d.H, h = bh % d.H;
+  const T *Q = head_ptr<T>(t.q, b, h), *K = head_ptr<T>(t.k, b, h), *V = head_ptr<T>(t.v, b, h);
+  const T* dO = dout + b * d.Tq * so + h * d.D;
+  T* dq = g.dq.data<T>() + b * d.Tq * so + h * d.D;
+  T* dk = g.dk.data<T>() + b * d.Tk * so + h * d.D;
+  T* dv = g.dv.data<T>() + b * d.Tk * so + h * d.D;
+  for (int64_t j = 0; j < d.Tk; ++j)  // dK, dV accumulate over row blocks
+    std::fill(dk + j * so, dk + j * so + d.D, T(0)),
+        std::fill(dv + j * so, dv + j * so + d.D, T(0));
+  for (int64_t i0 = 0; i0 < d.Tq; i0 += kRowBlock) {
+    int64_t R = std::min(d.Tq, i0 + kRowBlock) - i0;
+    int64_t J = o.causal ? std::min(d.Tk, o.q_pos0 + i0 + R) : d.Tk;
+    if (J <= 0) {
+      for (int64_t i = i0; i < i0 + R; ++i) std::fill(dq + i * so, dq + i * so + d.D, T(0));
+      continue;
+    }
+    rebuild_probs<T>(Pb, Q, sq, K, sk, t.lse.data<T>() + bh * d.Tq, i0, R, J, h, d, o);
+    const T* dOb = dO + i0 * so;
+    gemm<T>(true, false, J, d.D, R, T(1), Pb, J, dOb, so, T(1), dv, so);
+    gemm<T>(false, true, R, J, d.D, T(1), dOb, so, V, sv, T(0), dS, J);
+    softmax_backward_rows<T>(dS, Pb, i0, R, J, d.Tq, dbias);
+    gemm<T>(false, false, R, d.D, J, static_cast<T>(o.scale), dS, J, K, sk, T(0), dq + i0 * so, so);
+    gemm<T>(true, false, J, d.D, R, static_cast<T>(o.scale), dS, J, Q + i0 * sq, sq, T(1), dk, so);
+  }
+}
+
+template <class T>
+void backward(const AttentionTensors& t, const Tensor& dout, const AttentionOptions& o,
+              const AttentionGrads& g) {
+  Dims d = dims_of(t);
+  int64_t W = d.Tq + d.Tk - 1;
+  // dbias per (b,h) first, summed over b after: every thread writes its own rows, and the sum
+  // runs in one order (the same bits on every run)
+  std::vector<T> dbias_bh(g.dbias.defined() ? d.B * d.H * W : 0, T(0));
+#pragma omp parallel
+  {
+    std::vector<T> Pb(kRowBlock * d.Tk), dS(kRowBlock * d.Tk);
+#pragma omp for schedule(dynamic)
+    for (int64_t bh = 0; bh < d.B * d.H; ++bh)
+      backward_head<T>(t, dout.data<T>(), g, o, d, bh, Pb.data(), dS.data(),
+                       dbias_bh.empty() ? nullptr : dbias_bh.data() + bh * W);
+  }
+  if (!g.dbias.defined()) return;
+  T* db = g.dbias.data<T>();
+  for (int64_t h = 0; h < d.H; ++h)
+    for (int64_t c = 0; c < W; ++c) {
+      T acc = 0;
+      for (int64_t b = 0; b < d.B; ++b) acc += dbias_bh[(b * d.H + h) * W + c];
+      db[h * W + c] = acc;
+    }
+}
+
+}  // namespace
+
+void attention_forward(const AttentionTensors& t, const AttentionOptions& opt) {
+  dispatch(t.q.dtype(), [&](auto zero) { forward<decltype(zero)>(t, opt); });
+}
+
+void attention_backward(const AttentionTensors& t, const Tensor& dout, const AttentionOptions& opt,
+                        const AttentionGrads& g) {
+  dispatch(t.q.dtype(), [&](auto zero) { backward<decltype(zero)>(t, dout, opt, g); });
+}
+
+}  // namespace poslab::kernel

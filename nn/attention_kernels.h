@@ -1,0 +1,40 @@
+// attention_kernels.h — the fused attention's kernels, raw: no autograd, no shape checks (the
+// op, nn/attention_op.cpp, checks and records; attention_op.h gives the semantics). One pair
+// per device: the CPU's in attention_kernels.cpp, the GPU's in attention_kernels.cu (stubbed
+// by nn/cuda_stub.cpp in a build without CUDA).
+//
+// The tensors, as the op hands them over:
+//   q: (B,Tq,H,D), k, v: (B,Tk,H,D)   unit stride along D, rows may be strided
+//   out: (B,Tq,H,D) contiguous        the forward writes it
+//   lse: (B,H,Tq) or undefined        each score row's log-sum-exp, saved for the backward
+//                                     (a device's own business: the GPU keeps it in log2 units)
+// Options: opt.scale already resolved (> 0); opt.rel_bias contiguous (H, Tq+Tk-1) of q's
+// dtype; opt.row_freqs contiguous (Tq, D/2) f64 (forward only).
+#pragma once
+#include "nn/attention_op.h"
+
+namespace poslab {
+
+struct AttentionTensors {
+  Tensor q, k, v, out, lse;
+};
+// What the backward writes: dq, dk, dv contiguous like q, k, v (overwritten); dbias
+// (H, Tq+Tk-1) contiguous, or undefined when rel_bias needs no gradient.
+struct AttentionGrads {
+  Tensor dq, dk, dv, dbias;
+};
+
+namespace kernel {
+void attention_forward(const AttentionTensors& t, const AttentionOptions& opt);
+// dout: (B,Tq,H,D) contiguous, the gradient of out.
+void attention_backward(const AttentionTensors& t, const Tensor& dout, const AttentionOptions& opt,
+                        const AttentionGrads& g);
+}  // namespace kernel
+
+namespace kernel::cuda {
+void attention_forward(const AttentionTensors& t, const AttentionOptions& opt);
+void attention_backward(const AttentionTensors& t, const Tensor& dout, const AttentionOptions& opt,
+                        const AttentionGrads& g);
+}  // namespace kernel::cuda
+
+}  // namespace poslab

@@ -1,0 +1,151 @@
+// plan.cpp — the study as a list of run specifications, built part by part (see study.h).
+// Changing what the study measures means changing these functions, nothing else.
+#include <algorithm>
+
+#include "train/study/study.h"
+
+namespace poslab {
+namespace {
+
+// The options every run of the study shares: the network, the optimizer, the token budget.
+TrainOptions base_options(const StudyConfig& c, const std::string& pe, uint64_t seed) {
+  TrainOptions o;
+  o.data = c.data();
+  o.model.pe = parse_pe(pe);
+  o.model.n_embd = c.d, o.model.n_layer = c.layers, o.model.n_head = c.heads;
+  o.model.block_size = c.ctx;
+  o.model.device = c.device;
+  if (o.model.pe == PeKind::learned) o.model.max_len = 4096;  // rows past T0 exist, untrained
+  o.steps = c.steps;
+  o.batch = c.batch;
+  o.adam.lr = c.lr;
+  o.seed = seed;
+  o.eval_every = std::max<int64_t>(1, c.steps / 10);
+  o.eval_batches = 4;
+  return o;
+}
+
+RunSpec run_spec(const StudyConfig& c, const std::string& name, TrainOptions o, double weight) {
+  o.out = c.run_dir(name);
+  RunSpec r;
+  r.name = name;
+  r.train = o;
+  r.weight = weight;
+  return r;
+}
+
+// job weights ~ expected seconds per unit, only for the ETA
+constexpr double kTrainWeight = 1.0, kTaskWeight = 0.3;
+
+// 1-2. Every scheme at T0 with every seed, each evaluated at every length.
+void main_runs(const StudyConfig& c, StudyPlan& p) {
+  for (const std::string& pe : p.pes)
+    for (uint64_t seed : c.seeds) {
+      std::string name = main_run_name(pe, seed);
+      p.runs.push_back(run_spec(c, name, base_options(c, pe, seed), kTrainWeight));
+      p.evals.push_back({name, pe, seed, ScalingKind::none});
+    }
+}
+
+// 3. RoPE scaling, zero-shot, on the RoPE model of the first seed.
+void scaling_evals(const StudyConfig& c, StudyPlan& p) {
+  uint64_t seed = c.seeds.front();
+  for (ScalingKind sk :
+       {ScalingKind::linear, ScalingKind::ntk, ScalingKind::dynamic, ScalingKind::yarn})
+    p.evals.push_back({main_run_name("rope", seed), "rope", seed, sk});
+}
+
+// 4. Ablations: RoPE's base theta (rope at 4096 without scaling is in the main evaluations).
+void ablation_runs(const StudyConfig& c, StudyPlan& p) {
+  for (double theta : {10.0, 1e6}) {
+    std::string name = theta == 10 ? "rope_theta10" : "rope_theta1e6";
+    TrainOptions o = base_options(c, "rope", 1);
+    o.model.rope_theta = theta;
+    p.runs.push_back(run_spec(c, name, o, kTrainWeight));
+    p.evals.push_back({name, "rope", 1, ScalingKind::none});
+  }
+}
+
+// 4. No causal mask: a masked LM, NoPE against RoPE.
+void masked_lm_runs(const StudyConfig& c, StudyPlan& p) {
+  for (std::string pe : {"none", "rope"}) {
+    TrainOptions o = base_options(c, pe, 1);
+    o.model.causal = false;
+    o.objective = "mlm";
+    p.runs.push_back(run_spec(c, "mlm_" + pe, o, kTrainWeight));
+    p.runs.back().mlm_check = true;
+  }
+}
+
+// 5. The tasks, every scheme: a small model trained on the task's own corpus.
+void task_runs(const StudyConfig& c, StudyPlan& p) {
+  const bool tiny = c.size == StudySize::tiny;
+  int64_t examples = tiny ? 4 : c.quick ? 50 : 200;
+  p.tasks = {{"reverse", 64, tiny ? 500 : 20000, {22}, examples, c.out + "/data/task_reverse"},
+             {"passkey", 128, tiny ? 200 : 6000,
+              tiny ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{128, 256, 512}, examples,
+              c.out + "/data/task_passkey"}};
+  for (const TaskSpec& t : p.tasks)
+    for (const std::string& pe : p.pes) {
+      TrainOptions o = base_options(c, pe, 1);
+      o.data = t.data;
+      o.model.n_embd = 64, o.model.n_layer = 2, o.model.n_head = 4;
+      o.model.block_size = t.train_len;
+      o.model.max_len = o.model.pe == PeKind::learned ? 1024 : 0;
+      o.steps = c.task_steps;
+      o.batch = 32;
+      o.eval_every = std::max<int64_t>(1, o.steps / 10);
+      p.runs.push_back(run_spec(c, "task_" + t.name + "_" + pe, o, kTaskWeight));
+      p.runs.back().task = t;
+    }
+}
+
+}  // namespace
+
+std::string main_run_name(const std::string& pe, uint64_t seed) {
+  return pe + "_s" + std::to_string(seed);
+}
+
+StudyConfig study_config(StudySize size) {
+  StudyConfig c;
+  c.size = size;
+  c.quick = size != StudySize::full;
+  c.out = size == StudySize::full    ? "results"
+          : size == StudySize::quick ? "results-quick"
+                                     : "results-tiny";
+  if (size == StudySize::quick) {
+    // the same pipeline, small enough for a few minutes on 2 cores (20 steps of batch 8, one
+    // window per length at 4096, short task runs)
+    c.steps = 20, c.batch = 8, c.task_steps = 30, c.eval_tokens = 4096;
+  } else if (size == StudySize::tiny) {
+    // a toy network on short windows: seconds, for the tests of the pipeline itself
+    c.steps = 4, c.batch = 4, c.task_steps = 4, c.eval_tokens = 256;
+    c.d = 32, c.layers = 1, c.heads = 2, c.ctx = 32;
+    c.lens = {32, 64, 128};
+  }
+  // full: what fits about 75 minutes on this project's 2-core machine (480 steps of batch 16
+  // = 2M tokens per main run, at ~9k tokens/s): the defaults of StudyConfig
+  return c;
+}
+
+StudyPlan study_plan(const StudyConfig& c) {
+  StudyPlan p;
+  p.pes = pe_names();
+  main_runs(c, p);
+  scaling_evals(c, p);
+  ablation_runs(c, p);
+  masked_lm_runs(c, p);
+  task_runs(c, p);
+  return p;
+}
+
+const RunSpec& StudyPlan::run(const std::string& name) const {
+  std::string valid;
+  for (const RunSpec& r : runs) {
+    if (r.name == name) return r;
+    valid += (valid.empty() ? "" : ", ") + r.name;
+  }
+  fail("--job: unknown run '", name, "'; valid: ", valid);
+}
+
+}  // namespace poslab

@@ -1,0 +1,38 @@
+// runner.h — making one run of the study: train it (unless it is finished), then measure it.
+//
+// Everything a run produces lands in its own folder, <out>/runs/<name>, each file written
+// atomically, so runs can be made in any order and in parallel (schedule.h) and gathered
+// afterwards (collect.h):
+//   model.safetensors, state.safetensors, log.csv, vocab.json   the trainer's (trainer.h)
+//   train_seconds.txt            wall time of the training, in seconds
+//   eval_<scaling>_<L>.json      each evaluation of StudyPlan::evals (EvalResult::json)
+//   mlm.csv                      masked-LM runs: loss on fixed masks, shuffle check (tables.h)
+//   tasks.csv                    task runs: accuracy at each test length (tables.h)
+// A finished run, and each of these files, is reused when the study is run again, unless
+// StudyConfig::force.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "train/eval.h"
+#include "train/study/study.h"
+
+namespace poslab {
+
+// The corpora the plan trains on (fortunes and the task corpora), unless already prepared.
+void prepare_study_data(const StudyConfig& c, const StudyPlan& p);
+
+// Trains the run (resuming an interrupted one) and makes its evaluations and scores.
+void make_run(const StudyConfig& c, const StudyPlan& p, const RunSpec& r);
+// True when make_run would have nothing to do.
+bool run_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r);
+
+// Where an evaluation is cached, and how many windows it uses at length L.
+std::string eval_path(const StudyConfig& c, const EvalSpec& e, int64_t L);
+int64_t eval_windows(const StudyConfig& c, int64_t L);
+// False for the lengths a run cannot be evaluated at (a learned table past its max_len).
+bool evaluates_at(const RunSpec& r, int64_t L);
+// A cached evaluation; nullopt when it is missing, unreadable or made with other windows.
+std::optional<EvalResult> read_eval(const std::string& path, int64_t windows);
+
+}  // namespace poslab

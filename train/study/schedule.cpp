@@ -1,0 +1,142 @@
+// schedule.cpp — making the study's runs: in this process, as child processes, or as a plan
+// of commands for another scheduler. See schedule.h.
+#include "train/study/schedule.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "train/progress.h"
+#include "train/study/runner.h"
+
+namespace poslab {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// This program's own path, so that a child (or a plan's command) runs the same binary.
+std::string self_path() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "poslab";
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+std::string shell_quote(const std::string& s) {
+  if (s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=") ==
+      std::string::npos)
+    return s;
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+// Starts one child: the job's command, its output to runs/<name>/job.log.
+pid_t start_child(const StudyConfig& c, const RunSpec& r, int threads) {
+  std::vector<std::string> cmd = job_command(c, r);
+  const std::string log = c.run_dir(r.name) + "/job.log";
+  std::error_code ec;
+  std::filesystem::create_directories(c.run_dir(r.name), ec);
+  pid_t pid = fork();
+  if (pid < 0) fail("--jobs: fork failed for run ", r.name);
+  if (pid > 0) return pid;
+  int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd >= 0) dup2(fd, 1), dup2(fd, 2), close(fd);
+  setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  std::vector<char*> argv;
+  for (std::string& a : cmd) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  execv(argv[0], argv.data());
+  std::perror("execv");
+  _exit(127);
+}
+
+}  // namespace
+
+std::vector<const RunSpec*> pending_runs(const StudyConfig& c, const StudyPlan& p) {
+  std::vector<const RunSpec*> out;
+  for (const RunSpec& r : p.runs)
+    if (!run_done(c, p, r)) out.push_back(&r);
+  return out;
+}
+
+std::vector<std::string> job_command(const StudyConfig& c, const RunSpec& r) {
+  std::vector<std::string> cmd = {self_path(), "experiments", "--out", c.out};
+  if (c.size == StudySize::quick) cmd.push_back("--quick");
+  if (c.size == StudySize::tiny) cmd.push_back("--tiny");
+  cmd.push_back("--steps");
+  cmd.push_back(std::to_string(c.steps));
+  cmd.push_back("--seeds");
+  cmd.push_back(std::to_string(c.seeds.size()));
+  cmd.push_back("--device");
+  cmd.push_back(device_name(c.device));
+  if (c.force) cmd.push_back("--force");
+  cmd.push_back("--job");
+  cmd.push_back(r.name);
+  return cmd;
+}
+
+std::string job_command_line(const StudyConfig& c, const RunSpec& r) {
+  std::string line;
+  for (const std::string& a : job_command(c, r)) line += (line.empty() ? "" : " ") + shell_quote(a);
+  return line;
+}
+
+void run_in_process(const StudyConfig& c, const StudyPlan& p,
+                    const std::vector<const RunSpec*>& runs) {
+  double total = 0, done = 0;
+  for (const RunSpec* r : runs) total += r->weight;
+  auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < runs.size(); ++i) {
+    double el = seconds_since(t0);
+    std::string eta = done > 0 ? format_duration(el / done * (total - done)) : "?";
+    std::fprintf(stderr, "[%zu/%zu] %s  (elapsed %s, ETA %s)\n", i + 1, runs.size(),
+                 runs[i]->name.c_str(), format_duration(el).c_str(), eta.c_str());
+    make_run(c, p, *runs[i]);
+    done += runs[i]->weight;
+  }
+}
+
+void run_as_jobs(const StudyConfig& c, const std::vector<const RunSpec*>& runs, int jobs,
+                 int threads) {
+  std::map<pid_t, const RunSpec*> running;
+  std::vector<std::string> failed;
+  size_t next = 0, finished = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  while (next < runs.size() || !running.empty()) {
+    while (next < runs.size() && static_cast<int>(running.size()) < jobs && failed.empty()) {
+      const RunSpec* r = runs[next++];
+      std::fprintf(stderr, "[%zu/%zu] start %s  (%d at a time, %d thread%s each; log: %s)\n", next,
+                   runs.size(), r->name.c_str(), jobs, threads, threads == 1 ? "" : "s",
+                   (c.run_dir(r->name) + "/job.log").c_str());
+      running[start_child(c, *r, threads)] = r;
+    }
+    if (running.empty()) break;
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0 || !running.count(pid)) continue;
+    const RunSpec* r = running[pid];
+    running.erase(pid);
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok) failed.push_back(r->name + " (see " + c.run_dir(r->name) + "/job.log)");
+    std::fprintf(stderr, "  %s %s after %s (%zu of %zu done)\n", r->name.c_str(),
+                 ok ? "finished" : "FAILED", format_duration(seconds_since(t0)).c_str(), ++finished,
+                 runs.size());
+  }
+  if (!failed.empty()) {
+    std::string list;
+    for (const std::string& f : failed) list += (list.empty() ? "" : ", ") + f;
+    fail("--jobs: ", failed.size(), " run(s) failed: ", list);
+  }
+}
+
+}  // namespace poslab

@@ -1,0 +1,34 @@
+// schedule.h — who makes the runs: this process one after another, several child processes
+// of this program at once (--jobs N), or any scheduler a user already runs (--plan).
+//
+// Every run is one standalone command, `poslab experiments --out DIR --job NAME` with the
+// study's settings, whose outputs land in the run's own folder (runner.h). So
+//   poslab experiments --plan | parallel -j 8                  (GNU parallel, one machine)
+//   poslab experiments --plan > jobs.txt; sbatch --array=1-$(wc -l < jobs.txt) ...   (Slurm)
+// make the pending runs anywhere the results folder is shared, and a final
+// `poslab experiments --report` gathers them and writes the report.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "train/study/study.h"
+
+namespace poslab {
+
+// The runs that are not done yet (all of them with --force), in the plan's order.
+std::vector<const RunSpec*> pending_runs(const StudyConfig& c, const StudyPlan& p);
+
+// The command line that makes one run: this program, "experiments", the study's settings,
+// "--job", the run's name. Quoted for a POSIX shell when printed by job_command_line.
+std::vector<std::string> job_command(const StudyConfig& c, const RunSpec& r);
+std::string job_command_line(const StudyConfig& c, const RunSpec& r);
+
+// Makes `runs` one after another in this process, with a progress line per run.
+void run_in_process(const StudyConfig& c, const StudyPlan& p,
+                    const std::vector<const RunSpec*>& runs);
+// Makes `runs` as child processes, `jobs` at a time, each with OMP_NUM_THREADS = `threads`;
+// a child's output goes to runs/<name>/job.log. Throws naming the runs that failed.
+void run_as_jobs(const StudyConfig& c, const std::vector<const RunSpec*>& runs, int jobs,
+                 int threads);
+
+}  // namespace poslab
