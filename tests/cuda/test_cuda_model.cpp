@@ -174,6 +174,32 @@ TEST_CASE("cuda: RoPE with every scaling, and dynamic-NTK attention", "[cuda]") 
     }
 }
 
+TEST_CASE("cuda: a T5 model's loss and gradients, the bias table's included", "[cuda]") {
+  // nb = 8, max_distance = 12 over T = 40: every kind of bucket, the last one summing most
+  // offsets (the scatter-add of dbias by bucket on the GPU)
+  GPTConfig c;
+  c.vocab_size = 105, c.n_layer = 2, c.n_head = 2, c.n_embd = 32, c.block_size = 40;
+  c.pe = PeKind::t5, c.t5_buckets = 8, c.t5_max_distance = 12;
+  for (bool causal : {true, false}) {
+    INFO((causal ? "causal" : "bidirectional"));
+    c.causal = causal;
+    GPTConfig cg = c;
+    cg.device = Device::cuda;
+    GPT mc(c, 21), mg(cg, 21);
+    Ids x = random_ids(2, 40, 105, 22), y = random_ids(2, 40, 105, 23);
+    Tensor lc = mc.loss(x, y), lg = mg.loss(x, y);
+    REQUIRE(lg.item() == Approx(lc.item()).epsilon(1e-5));
+    backward(lc);
+    backward(lg);
+    std::vector<NamedParam> pc = mc.parameters(), pg = mg.parameters();
+    REQUIRE(pc[1].name == "transformer.rel_bias.weight");
+    for (size_t i = 0; i < pc.size(); ++i) {
+      INFO("gradient of " << pc[i].name);
+      REQUIRE_CLOSE(pg[i].tensor.grad(), pc[i].tensor.grad(), 1e-3, 1e-5);
+    }
+  }
+}
+
 TEST_CASE("cuda: AdamW and gradient clipping match the CPU", "[cuda]") {
   // the same double-precision formulas on both devices: only FMA contraction differs
   std::vector<NamedParam> pc, pg;
@@ -203,8 +229,8 @@ TEST_CASE("cuda: a training step of the canonical model equals the CPU's, every 
   // AdamW step. Through 4 blocks the float roundings of two summation orders add up: loss to
   // 1e-5 relative; gradients to 1e-3 relative plus 1e-4 of each tensor's largest entry.
   Ids x = random_ids(16, 256, 105, 1), y = random_ids(16, 256, 105, 2);
-  for (PeKind pe : {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope,
-                    PeKind::alibi, PeKind::t5}) {
+  for (PeKind pe : {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi,
+                    PeKind::t5}) {
     INFO("pe " << pe_name(pe));
     GPTConfig cc = canonical(pe), cg = canonical(pe);
     cg.device = Device::cuda;
@@ -232,8 +258,8 @@ TEST_CASE("cuda: evaluation at 512 for every scheme and every RoPE scaling", "[c
   // per-position losses (the eval buckets) on the same random model: 1e-4 of the largest
   NoGrad no_grad;
   Ids x = random_ids(1, 512, 105, 3), y = random_ids(1, 512, 105, 4);
-  for (PeKind pe : {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope,
-                    PeKind::alibi, PeKind::t5}) {
+  for (PeKind pe : {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi,
+                    PeKind::t5}) {
     std::vector<ScalingKind> scalings{ScalingKind::none};
     if (pe == PeKind::rope)
       scalings = {ScalingKind::none, ScalingKind::linear, ScalingKind::ntk, ScalingKind::dynamic,
@@ -257,8 +283,8 @@ TEST_CASE("cuda: KV-cache decoding equals recomputation, every scheme", "[cuda]"
   NoGrad no_grad;
   Ids ids = random_ids(1, 40, 105, 6);
   std::vector<GPTConfig> configs;
-  for (PeKind pe : {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope,
-                    PeKind::alibi, PeKind::t5})
+  for (PeKind pe :
+       {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi, PeKind::t5})
     configs.push_back(canonical(pe));
   configs.push_back(canonical(PeKind::rope));  // half layout, r = 16 of D = 32 dims rotated
   configs.back().rope_layout = RopeLayout::half, configs.back().rope_fraction = 0.5;
