@@ -24,8 +24,9 @@ for f in "$R"/tensor/*.cu "$R"/nn/*.cu "$R"/posenc/*.cu "$R"/train/*.cu; do
   rewrite "$f" "$o"
   srcs+=("$o")
 done
-for f in "$R"/{tensor,autograd,posenc,nn,data,train}/*.cpp "$R"/tests/cuda/*.cpp "$H/emu_runtime.cpp"; do
-  case $f in */device_stub.cpp | */cuda_stub.cpp | */train/main.cpp) continue ;; esac
+for f in "$R"/{tensor,autograd,posenc,nn,data,train,train/study}/*.cpp "$R"/tests/cuda/*.cpp \
+  "$H/emu_runtime.cpp"; do
+  case $f in */device_stub.cpp | */cuda_stub.cpp | */train/study/main.cpp) continue ;; esac
   srcs+=("$f")
 done
 
@@ -42,8 +43,8 @@ compile() {
 }
 export -f compile
 export E R H newest
-printf '%s\n' "${srcs[@]}" "$R/train/main.cpp" | xargs -P "$(nproc)" -I{} bash -c 'compile {}' >"$E/objs.txt"
-objs=$(grep -v train_main.cpp.o "$E/objs.txt")
+printf '%s\n' "${srcs[@]}" "$R/train/study/main.cpp" | xargs -P "$(nproc)" -I{} bash -c 'compile {}' >"$E/objs.txt"
+objs=$(grep -v train_study_main.cpp.o "$E/objs.txt")
 g++ -fopenmp -rdynamic -o "$E/test_cuda_emu" $objs -lopenblas -ldl
 g++ -fopenmp -rdynamic -o "$E/poslab_emu" $(grep -v -E 'tests_cuda_(test_|main)' "$E/objs.txt") -lopenblas -ldl
 g++ -std=c++20 -O2 -shared -fPIC -I"$H/include" "$H/fake_cublas.cpp" -o "$E/libcublas.so.13"
