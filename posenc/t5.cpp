@@ -13,7 +13,8 @@ void validate_t5(const T5Options& o) {
   int64_t max_exact = (o.causal ? o.num_buckets : o.num_buckets / 2) / 2;
   if (o.max_distance <= max_exact)
     fail("--t5-max-distance: expected more than max_exact = ", max_exact,
-         " (half of each side's buckets), but got ", o.max_distance);
+         " (the exact buckets: num_buckets/2, num_buckets/4 without the causal mask), but got ",
+         o.max_distance);
 }
 
 int64_t t5_bucket(int64_t n, const T5Options& o) {
