@@ -2,7 +2,8 @@
 #   make test          install what is missing, build (Release), run every test
 #   make gradcheck     gradient-check each encoding: one table per encoding, non-zero on failure
 #   make experiments   install what is missing, build, run the whole study -> results/REPORT.md
-# Also: make experiments-quick, make bench, make debug, make sanitize, make format, make clean,
+# Also: make experiments-quick, make bench, make test-portable, make debug, make sanitize,
+# make format, make clean,
 # make gpu-bundle (the binaries scripts/gpu_check.sh runs on a GPU machine), make cuda-emu (the
 # GPU tests on a CPU emulator of CUDA).
 # Overrides: STEPS=n DEVICE=cpu|cuda JOBS=n (build) STUDY_JOBS=n (runs of the study made at once)
@@ -15,7 +16,8 @@ STUDY_JOBS ?=
 export OMP_WAIT_POLICY ?= PASSIVE
 
 FUZZ_SECONDS ?= 60
-.PHONY: all deps build test gradcheck experiments experiments-quick bench debug sanitize fuzz \
+.PHONY: all deps build test gradcheck test-portable experiments experiments-quick bench debug \
+	sanitize fuzz \
 	format clean gpu-bundle cuda-emu
 
 all: build
@@ -37,6 +39,22 @@ test: build
 gradcheck: deps $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target gradcheck
 	$(BUILD)/tests/gradcheck
+
+# The portable build: plain x86-64 (SSE2, no -march=native), run twice: with POSLAB_ISA=generic
+# (no hand-written vector kernel: OpenBLAS multiplies, every loop as the compiler made it for
+# any x86-64 CPU) and, on a CPU with AVX-512, with POSLAB_ISA=avx2 (the AVX2+FMA kernels, which
+# `make test` runs on an AVX2 machine but an AVX-512 one would otherwise never run; the PyTorch
+# reference check, minutes long, runs in the first pass only).
+PORTABLE_BUILD ?= build/portable
+test-portable: deps
+	$(CMAKE) -S . -B $(PORTABLE_BUILD) -DCMAKE_BUILD_TYPE=Release -DPOSLAB_NATIVE=OFF \
+	  -DPOSLAB_CUDA=OFF -DCMAKE_CXX_FLAGS=-march=x86-64
+	$(CMAKE) --build $(PORTABLE_BUILD) -j $(JOBS)
+	cd $(PORTABLE_BUILD) && POSLAB_ISA=generic ctest --output-on-failure -j $(JOBS)
+	@if grep -qw avx512f /proc/cpuinfo; then \
+	  echo "== the same with POSLAB_ISA=avx2 (this CPU has AVX-512, so make test did not run them)"; \
+	  cd $(PORTABLE_BUILD) && POSLAB_ISA=avx2 ctest --output-on-failure -j $(JOBS) -E reference; \
+	else echo "== no AVX-512 here: make test already ran the AVX2 kernels"; fi
 
 experiments: build
 	$(BUILD)/train/poslab experiments --out results --device $(DEVICE) $(if $(STEPS),--steps $(STEPS)) \

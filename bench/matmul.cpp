@@ -1,10 +1,11 @@
 // matmul.cpp — the framework's matmul against raw cblas_sgemm at the model's shapes.
 // Validates first (same numbers), then times both in the same run and prints the ratio.
-// On an AVX-512 CPU the framework runs our own sgemm (tensor/sgemm_avx512.cpp), so the ratio
-// is ours vs OpenBLAS; with POSLAB_GEMM=blas both sides are OpenBLAS and the ratio is the
-// framework's own overhead (dispatch, views, allocation).
-// Shapes: M = B*T = 4096 rows with K, N in {128, 384, 512} (the Linear layers of d = 128),
-// both operand layouts the model uses (x W^T reads W transposed), and square 512 / 1024.
+// On a CPU with AVX2+FMA or AVX-512 the framework runs our own sgemm (tensor/sgemm.cpp), so
+// the ratio is ours vs OpenBLAS (POSLAB_ISA=avx2 picks the AVX2 kernel on an AVX-512 CPU); with
+// POSLAB_GEMM=blas both sides are OpenBLAS and the ratio is the framework's own overhead (dispatch,
+// views, allocation). Shapes: M = B*T = 4096 rows with K, N in {128, 384, 512} (the Linear layers
+// of d = 128), both operand layouts the model uses (x W^T reads W transposed), and square 512 /
+// 1024.
 #include <cblas.h>
 
 #include <algorithm>
@@ -13,7 +14,7 @@
 
 #include "autograd/ops.h"
 #include "bench/bench_util.h"
-#include "tensor/sgemm_avx512.h"
+#include "tensor/sgemm.h"
 
 using namespace poslab;
 
@@ -27,9 +28,9 @@ int main() {
     for (int64_t N : {128, 384, 512}) cases.push_back({4096, K, N, true});
   cases.push_back({512, 512, 512, false});
   cases.push_back({1024, 1024, 1024, false});
+  const kernel::SgemmKernel* uk = kernel::sgemm_kernel();
   std::printf("gemm behind the Tensor API: %s\n",
-              kernel::sgemm_avx512_enabled() ? "ours (AVX-512)"
-                                             : "OpenBLAS (POSLAB_GEMM=blas or no AVX-512)");
+              uk ? uk->name : "OpenBLAS (POSLAB_GEMM=blas, POSLAB_ISA=generic or no AVX2)");
   std::printf("%-22s %10s %10s %7s\n", "M x K x N (B^T?)", "tensor", "raw BLAS", "ratio");
   double worst = 1e9;
   for (const Case& c : cases) {

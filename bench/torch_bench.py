@@ -5,12 +5,19 @@ Prints, per scheme, training tokens/s of the canonical config (d=128, 4 layers, 
 T=256, batch 16, AdamW) and one evaluation window at 4096 (time, tokens/s), as
 `torch <pe> train <tokens/s>` and `torch <pe> eval4096 <tokens/s>` lines that
 scripts/bench.sh and scripts/gpu_check.sh parse.
+Training: the median of `steps` timed steps after 2 untimed ones (3 on cuda); evaluation: the
+median of 3 windows after one untimed one. The threads are set with torch.set_num_threads;
+scripts/bench.sh runs this with PyTorch's own defaults otherwise (no OMP_/OPENBLAS_ variable
+of ours in its environment).
+BENCH_CLOCK=cpu times with the process's CPU time instead of wall time, as bench/bench_util.h
+does (development on a shared machine; scripts/bench.sh never sets it).
 Usage: torch_bench.py [threads] [steps] [cpu|cuda] [batch] [explicit|sdpa]
 On cuda each timed step ends with torch.cuda.synchronize(). `sdpa` replaces the written-out
 attention (scores, mask, softmax, P v) with F.scaled_dot_product_attention, PyTorch's fused
 kernels; the default is the same explicit attention as on the CPU.
 """
 import math
+import os
 import sys
 import time
 
@@ -18,11 +25,12 @@ import torch
 import torch.nn.functional as F
 
 threads = int(sys.argv[1]) if len(sys.argv) > 1 else 2
-steps = int(sys.argv[2]) if len(sys.argv) > 2 else 6
+steps = int(sys.argv[2]) if len(sys.argv) > 2 else 20
 dev = torch.device(sys.argv[3] if len(sys.argv) > 3 else "cpu")
 B = int(sys.argv[4]) if len(sys.argv) > 4 else 16
 attn = sys.argv[5] if len(sys.argv) > 5 else "explicit"
 torch.set_num_threads(threads)
+clock = time.process_time if os.environ.get("BENCH_CLOCK") == "cpu" else time.perf_counter
 V, C, L, H, T = 105, 128, 4, 4, 256
 D = C // H
 
@@ -95,7 +103,7 @@ class Model(torch.nn.Module):
         return self.ln_f(x) @ self.wte.weight.t()
 
 
-warmup = 1 if dev.type == "cpu" else 3  # the GPU's first steps also set up cuBLAS and caches
+warmup = 2 if dev.type == "cpu" else 3  # the GPU's first steps also set up cuBLAS and caches
 for pe in ["none", "learned", "sinusoidal", "rope", "alibi"]:
     torch.manual_seed(1)
     m = Model(pe).to(dev)
@@ -105,7 +113,7 @@ for pe in ["none", "learned", "sinusoidal", "rope", "alibi"]:
     times = []
     for i in range(steps + warmup):
         sync()
-        t0 = time.perf_counter()
+        t0 = clock()
         opt.zero_grad(set_to_none=True)
         loss = F.cross_entropy(m(x).view(-1, V), y.view(-1))
         loss.backward()
@@ -113,16 +121,18 @@ for pe in ["none", "learned", "sinusoidal", "rope", "alibi"]:
         opt.step()
         sync()
         if i >= warmup:
-            times.append(time.perf_counter() - t0)
+            times.append(clock() - t0)
     times.sort()
     print(f"torch {pe} train {B * T / times[len(times) // 2]:.0f}", flush=True)
     with torch.no_grad():
         xe = torch.randint(0, V, (1, 4096), device=dev)
-        if dev.type == "cuda":
+        m(xe)  # untimed: first-use allocations
+        evals = []
+        for _ in range(3):
+            sync()
+            t0 = clock()
             m(xe)
-        sync()
-        t0 = time.perf_counter()
-        m(xe)
-        sync()
-        dt = time.perf_counter() - t0
-    print(f"torch {pe} eval4096 {4096 / dt:.0f}", flush=True)
+            sync()
+            evals.append(clock() - t0)
+        evals.sort()
+    print(f"torch {pe} eval4096 {4096 / evals[1]:.0f}", flush=True)

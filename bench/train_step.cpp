@@ -5,6 +5,9 @@
 // `issue s` column is the median time the host took to issue forward and backward (their
 // launches return before the GPU has run them; clipping then waits for the GPU): when it is
 // close to s/step, the host's launches, not the GPU's work, set the pace.
+// On the CPU the last column is the step's GFLOP/s, from the 26.1 GFLOP a step of the canonical
+// config takes (forward, backward with attention's recomputation; linear in the batch); `make
+// bench` divides it by the machine's measured FMA peak (bench_fma_peak).
 // Usage: bench_train_step [steps=6] [batch=16] [device=cpu|cuda]
 #include <algorithm>
 #include <chrono>
@@ -24,11 +27,11 @@ int main(int argc, char** argv) {
   int64_t B = argc > 2 ? std::atoll(argv[2]) : 16, T = 256, V = 105;
   Device device = parse_device(argc > 3 ? argv[3] : "cpu", "device");
   require_device(device, "bench_train_step");
-  double bound = 27000;  // tokens/s at the ~0.15 s/step BLAS bound of issue 5 (CPU)
+  const double flop = 26.1e9 * static_cast<double>(B) / 16;  // one step, canonical config
   if (device == Device::cuda)
     std::printf("# %s, batch %lld\n", cuda_device_name().c_str(), (long long)B);
   std::printf("%-11s %10s %9s %8s\n", "pe", "tokens/s", "s/step",
-              device == Device::cuda ? "issue s" : "of bound");
+              device == Device::cuda ? "issue s" : "GFLOP/s");
   for (const std::string& pe : pe_names()) {
     GPTConfig c;
     c.vocab_size = V, c.pe = parse_pe(pe), c.block_size = T, c.device = device;
@@ -67,7 +70,7 @@ int main(int argc, char** argv) {
       std::sort(issue.begin(), issue.end());
       std::printf("%-11s %10.0f %9.4f %8.4f\n", pe.c_str(), tps, t, issue[issue.size() / 2]);
     } else
-      std::printf("%-11s %10.0f %9.3f %7.1f%%\n", pe.c_str(), tps, t, 100 * tps / bound);
+      std::printf("%-11s %10.0f %9.3f %8.1f\n", pe.c_str(), tps, t, flop / t / 1e9);
   }
   return 0;
 }

@@ -14,18 +14,6 @@ namespace poslab {
 
 namespace {
 
-// Where Debian puts fortune files.
-const std::string fortunes_dir = "/usr/share/games/fortunes";
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// Unicode category Cc: C0 controls, DEL and the C1 controls.
-bool is_control(char32_t cp) {
-  return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F);
-}
-
 // "'é' (U+00E9)", or just "U+000A" for a control character: how errors show a character.
 std::string describe_char(char32_t cp) {
   if (is_control(cp)) return code_point_name(cp);
@@ -33,52 +21,6 @@ std::string describe_char(char32_t cp) {
   s += utf8_encode(cp);
   s += "' (" + code_point_name(cp) + ")";
   return s;
-}
-
-// The files of one installed package that sit directly in fortunes_dir, read from dpkg's
-// list of that package's files (<dpkg_info>/<package>.list, one path a line).
-std::vector<std::string> package_fortune_files(const std::string& corpus,
-                                               const std::string& package,
-                                               const std::string& install_hint,
-                                               const std::string& dpkg_info) {
-  const std::string list_path = dpkg_info + "/" + package + ".list";
-  if (!std::filesystem::exists(list_path)) {
-    data_error("corpus ", corpus, ": expected Debian package ", package, " to be installed (",
-               list_path, "), but it is not; install it with: ", install_hint);
-  }
-  std::vector<std::string> files;
-  const std::string list = read_file(list_path);
-  size_t start = 0;
-  while (start < list.size()) {
-    size_t end = list.find('\n', start);
-    if (end == std::string::npos) end = list.size();
-    const std::string path = list.substr(start, end - start);
-    start = end + 1;
-    const std::filesystem::path p(path);
-    if (p.parent_path() != fortunes_dir) continue;  // not in it, or in a subfolder
-    if (ends_with(path, ".dat") || ends_with(path, ".u8")) continue;
-    if (std::filesystem::is_directory(p)) continue;
-    files.push_back(path);
-  }
-  return files;
-}
-
-// Checks the file is valid UTF-8 (the error names the byte offset), then applies the
-// generic text rules of corpus.h: BOM dropped, CRLF -> LF.
-std::string read_text_file(const std::string& path) {
-  const std::string bytes = read_file(path);
-  if (bytes.empty()) data_error(path, ": expected UTF-8 text, but the file is empty");
-  for (size_t pos = 0; pos < bytes.size();) utf8_next(bytes, pos, path);
-
-  const size_t start = bytes.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
-  std::string text;
-  text.reserve(bytes.size());
-  for (size_t i = start; i < bytes.size(); ++i) {
-    if (bytes[i] == '\r' && i + 1 < bytes.size() && bytes[i + 1] == '\n') continue;
-    text += bytes[i];
-  }
-  if (text.empty()) data_error(path, ": expected UTF-8 text, but the file holds only a BOM");
-  return text;
 }
 
 // Little-endian uint16 values, two bytes each.
@@ -109,81 +51,25 @@ std::vector<char32_t> vocab_code_points(const std::vector<std::string>& vocab,
 
 }  // namespace
 
-std::vector<std::string> fortune_files(const std::string& corpus, const std::string& dpkg_info) {
-  std::vector<std::string> files;
-  if (corpus == "fortunes") {
-    const std::string hint = "apt-get install fortunes fortunes-min";
-    for (const char* package : {"fortunes", "fortunes-min"}) {
-      const auto more = package_fortune_files(corpus, package, hint, dpkg_info);
-      files.insert(files.end(), more.begin(), more.end());
-    }
-  } else if (corpus == "fortunes-zh") {
-    const std::string hint = "apt-get install fortunes-zh";
-    for (const std::string& path : package_fortune_files(corpus, "fortunes-zh", hint, dpkg_info)) {
-      if (ends_with(path, "/tang300") || ends_with(path, "/song100")) files.push_back(path);
-    }
-    if (files.size() != 2) {
-      data_error("corpus fortunes-zh: expected files tang300 and song100 in package ",
-                 "fortunes-zh, but found ", files.size(), "; reinstall it with: ", hint);
-    }
-  } else {
-    data_error("fortune_files: expected corpus fortunes or fortunes-zh, but got ", corpus);
+size_t train_length(const std::vector<char32_t>& cps) {
+  const size_t m = 9 * cps.size() / 10;  // floor(0.9 n), nanoGPT's int(n * 0.9), exactly
+  size_t end = m;
+  if (m > 0 && cps[m - 1] != '\n') {  // the cut falls inside a line: take the rest of it
+    while (end < cps.size() && cps[end] != '\n') ++end;
+    if (end < cps.size()) ++end;  // and its newline
   }
-  std::sort(files.begin(), files.end());  // full paths share one folder: file-name order
-  files.erase(std::unique(files.begin(), files.end()), files.end());
-  if (files.empty()) data_error("corpus ", corpus, ": its packages list no fortune files");
-  return files;
+  return end;
 }
 
-std::string clean_fortune_text(std::string_view bytes, bool strip_ansi, const std::string& what) {
-  const std::vector<char32_t> cps = utf8_decode(bytes, what);
-  std::string out;
-  out.reserve(bytes.size());
-  std::string line;
-  for (size_t i = 0; i <= cps.size(); ++i) {
-    if (i == cps.size() || cps[i] == '\n') {  // end of a line
-      if (line != "%") out += line;           // the separator line becomes an empty line
-      if (i < cps.size()) out += '\n';
-      line.clear();
-      continue;
-    }
-    if (strip_ansi && cps[i] == 0x1B && i + 1 < cps.size() && cps[i + 1] == '[') {
-      // ESC [ <digits and ';'> m  sets a colour: skip the whole sequence.
-      size_t k = i + 2;
-      while (k < cps.size() && ((cps[k] >= '0' && cps[k] <= '9') || cps[k] == ';')) ++k;
-      if (k < cps.size() && cps[k] == 'm') {
-        i = k;
-        continue;
-      }
-    }
-    if (cps[i] != '\t' && is_control(cps[i])) continue;
-    line += utf8_encode(cps[i]);
+Corpus build_corpus(const std::vector<SourceText>& sources) {
+  std::vector<std::vector<char32_t>> texts;
+  std::vector<char32_t> chars;  // the vocabulary: distinct code points of every source, sorted
+  for (const SourceText& s : sources) {
+    texts.push_back(utf8_decode(s.text, s.name));
+    chars.insert(chars.end(), texts.back().begin(), texts.back().end());
+    std::sort(chars.begin(), chars.end());
+    chars.erase(std::unique(chars.begin(), chars.end()), chars.end());
   }
-  if (!out.empty() && out.back() != '\n') out += '\n';
-  return out;
-}
-
-std::string corpus_text(const std::string& corpus) {
-  if (corpus != "fortunes" && corpus != "fortunes-zh") return read_text_file(corpus);
-  std::string text;
-  for (const std::string& path : fortune_files(corpus)) {
-    text += clean_fortune_text(read_file(path), corpus == "fortunes-zh", path);
-  }
-  if (text.empty()) data_error("corpus ", corpus, ": expected text, but its files are empty");
-  return text;
-}
-
-Corpus build_corpus(const std::string& text) {
-  const std::vector<char32_t> cps = utf8_decode(text, "corpus text");
-  const size_t n = cps.size();
-  if (n < 2) {
-    data_error("build_corpus: expected at least 2 characters (for a train and a val split), ",
-               "but got ", n);
-  }
-
-  std::vector<char32_t> chars = cps;  // the vocabulary: distinct code points, sorted
-  std::sort(chars.begin(), chars.end());
-  chars.erase(std::unique(chars.begin(), chars.end()), chars.end());
   if (chars.size() > max_vocab_size) {
     data_error("build_corpus: expected at most ", max_vocab_size, " distinct characters (uint16 ",
                "ids), but the text has ", chars.size());
@@ -191,15 +77,31 @@ Corpus build_corpus(const std::string& text) {
 
   Corpus corpus;
   for (char32_t cp : chars) corpus.vocab.push_back(utf8_encode(cp));
-  const size_t n_train = 9 * n / 10;  // nanoGPT's int(n * 0.9)
-  corpus.train.reserve(n_train);
-  corpus.val.reserve(n - n_train);
-  for (size_t i = 0; i < n; ++i) {
-    const auto id =
-        static_cast<uint16_t>(std::lower_bound(chars.begin(), chars.end(), cps[i]) - chars.begin());
-    (i < n_train ? corpus.train : corpus.val).push_back(id);
+  for (size_t k = 0; k < sources.size(); ++k) {
+    const std::vector<char32_t>& cps = texts[k];
+    const size_t n_train = train_length(cps);
+    for (size_t i = 0; i < cps.size(); ++i) {
+      const auto id = static_cast<uint16_t>(std::lower_bound(chars.begin(), chars.end(), cps[i]) -
+                                            chars.begin());
+      (i < n_train ? corpus.train : corpus.val).push_back(id);
+    }
+    corpus.parts.push_back({sources[k].name, n_train, cps.size() - n_train});
+  }
+  if (corpus.train.empty() || corpus.val.empty()) {
+    data_error("build_corpus: expected text for both a train and a val split, but got ",
+               corpus.train.size(), " train and ", corpus.val.size(), " val characters (val is ",
+               "what follows the line holding character floor(0.9 n) of each source; a source ",
+               "of one line has no val part)");
   }
   return corpus;
+}
+
+Corpus build_corpus(const std::string& text) {
+  return build_corpus(std::vector<SourceText>{{"corpus text", text}});
+}
+
+Corpus prepare_corpus(const std::string& corpus) {
+  return build_corpus(corpus_sources(corpus));
 }
 
 void write_corpus(const Corpus& corpus, const std::string& dir) {

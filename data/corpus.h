@@ -6,57 +6,54 @@
 //                       token id = index. Example: ["\n", " ", "!", "a", "é", "中"]
 // Text is split into Unicode code points, so any script works (Chinese included).
 //
-// Where the text comes from (corpus_text):
-//   "fortunes"     the English plain-text files that Debian's `fortunes` and `fortunes-min`
-//                  install directly in /usr/share/games/fortunes (the packages' own file
-//                  lists in /var/lib/dpkg/info name them; not *.dat, not the *.u8 links, no
-//                  subfolder such as off/, no file of another package such as fortunes-zh's
-//                  Chinese ones), in file-name (byte) order, concatenated.
-//   "fortunes-zh"  song100 then tang300 (file-name order, as above) from `fortunes-zh`,
-//                  with ANSI colour escapes (ESC [ digits/';' m) removed.
-//   Both fortune corpora then get the same cleaning: control characters (Unicode category
-//   Cc: U+0000..U+001F, U+007F..U+009F; Debian's files hold backspaces, bells and a few C1
-//   codes) other than newline and tab are dropped, then a line that is exactly "%" (the
-//   separator between fortunes) becomes an empty line. A fortune file that is not valid
-//   UTF-8 is an error naming the file and the byte offset (none is, in Debian 12). A file
-//   not ending in a newline gets one, so two files never run together on one line.
-//   anything else  the path of a UTF-8 text file, taken as is except: a leading BOM is
-//                  dropped, CRLF becomes LF; invalid UTF-8 is an error naming the byte
-//                  offset; an empty file is an error. ("./fortunes" names a file.)
+// Where the text comes from: data/sources.h (fortunes, fortunes-zh, kjv, a file), as one or
+// more sources (the files of the corpus, in order).
 //
-// The split (build_corpus): with N code points, train = the first floor(9N/10), val = the
-// remaining N - floor(9N/10) (nanoGPT's `data[:int(n*0.9)]`); both must be non-empty.
+// The split (build_corpus), per source of n code points: train takes its first floor(0.9 n)
+// (nanoGPT's `data[:int(n*0.9)]`), extended to the end of that line (its newline included),
+// val the rest. train.bin holds the train parts in source order, val.bin the val parts in
+// the same order, so val samples every file of a multi-file corpus rather than the last
+// few. Worked example: nine lines "aaaa\n" then "bb\n" (n = 48): floor(43.2) = 43
+// characters end inside the ninth line, which ends at 45, so train = the nine lines and
+// val = "bb\n". A source of one line gives val nothing; train and val over all sources must
+// both be non-empty.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "data/sources.h"
+
 namespace poslab {
+
+// How one source was split: its name and how many of its characters went to each part.
+struct SourcePart {
+  std::string name;
+  size_t train = 0;
+  size_t val = 0;
+};
 
 struct Corpus {
   std::vector<std::string> vocab;  // one UTF-8 character each, sorted by code point
-  std::vector<uint16_t> train;     // ids into vocab
-  std::vector<uint16_t> val;
+  std::vector<uint16_t> train;     // ids into vocab: every source's train part, in order
+  std::vector<uint16_t> val;       // every source's val part, in the same order
+  std::vector<SourcePart> parts;   // one per source
 };
 
 // The largest vocabulary a uint16 id can index (ids 0..65534).
 constexpr size_t max_vocab_size = 65535;
 
-// The UTF-8 text of a corpus: "fortunes", "fortunes-zh" or a file path (see above).
-std::string corpus_text(const std::string& corpus);
+// The number of characters of one source (code points cps) that go to train: the SPEC
+// split above.
+size_t train_length(const std::vector<char32_t>& cps);
 
-// The files that make up "fortunes" or "fortunes-zh", in the order they are concatenated,
-// as listed by dpkg in dpkg_info (a parameter only so tests can point it elsewhere).
-// Throws "... apt-get install fortunes fortunes-min" when a package is missing.
-std::vector<std::string> fortune_files(const std::string& corpus,
-                                       const std::string& dpkg_info = "/var/lib/dpkg/info");
+// Builds the sorted vocabulary of all sources, encodes them and splits each as above.
+Corpus build_corpus(const std::vector<SourceText>& sources);
+Corpus build_corpus(const std::string& text);  // one source, named "corpus text"
 
-// The fortune cleaning above, for the bytes of one file; `what` names it in errors.
-std::string clean_fortune_text(std::string_view bytes, bool strip_ansi, const std::string& what);
-
-// Splits text into code points, builds the sorted vocabulary, encodes, splits 90/10.
-Corpus build_corpus(const std::string& text);
+// `poslab prepare`: the sources of a corpus name (sources.h), built as above.
+Corpus prepare_corpus(const std::string& corpus);
 
 // Creates dir (and its parents) and writes train.bin, val.bin, vocab.json, each atomically.
 void write_corpus(const Corpus& corpus, const std::string& dir);

@@ -27,6 +27,11 @@ std::vector<char32_t> utf8_decode(std::string_view bytes, const std::string& wha
 // The UTF-8 bytes of one code point; throws for a surrogate or a value above U+10FFFF.
 std::string utf8_encode(char32_t code_point);
 
+// Unicode category Cc: the C0 controls, DEL and the C1 controls.
+inline bool is_control(char32_t cp) {
+  return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F);
+}
+
 // "U+00E9": how errors name a code point.
 std::string code_point_name(char32_t code_point);
 

@@ -42,13 +42,14 @@ GPT::GPT(const GPTConfig& cfg, uint64_t seed) : cfg_(cfg) {
   if (cfg_.pe != PeKind::learned) cfg_.max_len = 0;
   Generator gen(seed);
   int64_t C = cfg_.n_embd;
-  wte_ = Embedding(cfg_.vocab_size, C, gen, 0.02, cfg_.dtype);
+  wte_ = Embedding(cfg_.vocab_size, C, cfg_.embedding, gen, cfg_.dtype);
   PosencConfig pc;
   pc.kind = cfg_.pe, pc.d_model = C, pc.n_head = cfg_.n_head, pc.max_len = cfg_.max_len;
   pc.theta = cfg_.rope_theta, pc.rope_layout = cfg_.rope_layout;
   pc.rope_fraction = cfg_.rope_fraction;
   pc.t5_buckets = cfg_.t5_buckets, pc.t5_max_distance = cfg_.t5_max_distance;
   pc.causal = cfg_.causal, pc.dtype = cfg_.dtype;
+  pc.init_std = embedding_init_std(cfg_.embedding, C);  // a learned wpe starts like wte
   pe_ = make_posenc(pc, gen);
   double proj_std = 0.02 / std::sqrt(2.0 * cfg_.n_layer);
   for (int64_t i = 0; i < cfg_.n_layer; ++i)

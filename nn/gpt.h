@@ -1,15 +1,15 @@
 // gpt.h — the character-level GPT of SPEC 1 (nanoGPT's names, SPEC 4).
 //
-//   x      = wte[ids]                           (B,T,C)
+//   x      = e * wte[ids]                       (B,T,C); e = 1 (gpt2) or sqrt(C) (scaled)
 //   x     += PE[0:T]                            learned | sinusoidal only
 //   x      = block_i(x)  for i < n_layer        pre-LN, no dropout
 //   logits = ln_f(x) @ wte^T                    tied head (B,T,V)
 //   loss   = mean over B*T of cross-entropy (nats)
 //
 // Initialisation (seeded by one Generator, in this order): wte, wpe (learned only), then per
-// block c_attn.weight, attn c_proj.weight, c_fc.weight, mlp c_proj.weight. Linear weights and
-// embeddings N(0, 0.02^2), the two c_proj weights N(0, (0.02/sqrt(2 n_layer))^2), biases 0,
-// LayerNorm weight 1 and bias 0.
+// block c_attn.weight, attn c_proj.weight, c_fc.weight, mlp c_proj.weight. Linear weights
+// N(0, 0.02^2), the two c_proj weights N(0, (0.02/sqrt(2 n_layer))^2), biases 0, LayerNorm
+// weight 1 and bias 0; wte and wpe N(0, 0.02^2) (gpt2) or N(0, 1/C) (scaled, nn/embedding.h).
 #pragma once
 #include <memory>
 
@@ -32,7 +32,8 @@ struct GPTConfig {
   int64_t t5_buckets = 32;                           // t5: rows of rel_bias (posenc/t5.h)
   int64_t t5_max_distance = 128;                     // t5: the last bucket's start
   bool causal = true;
-  DType dtype = DType::f32;     // f64 for gradient checks
+  EmbeddingKind embedding = EmbeddingKind::gpt2;  // input scale and init of wte, wpe
+  DType dtype = DType::f32;                       // f64 for gradient checks
   Device device = Device::cpu;  // where parameters, activations and optimizer state live
 
   void validate() const;  // every bad value named, with the flag that sets it

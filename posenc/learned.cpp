@@ -2,9 +2,10 @@
 
 namespace poslab {
 
-LearnedPE::LearnedPE(int64_t max_len, int64_t d_model, Generator& gen, DType dtype) {
+LearnedPE::LearnedPE(int64_t max_len, int64_t d_model, Generator& gen, DType dtype,
+                     double init_std) {
   if (max_len <= 0) fail("learned: expected max_len > 0, but got ", max_len);
-  wpe_ = Tensor::randn({max_len, d_model}, gen, 0.02, dtype);
+  wpe_ = Tensor::randn({max_len, d_model}, gen, init_std, dtype);
   wpe_.set_requires_grad(true);
 }
 

@@ -1,6 +1,8 @@
 // learned.h — a learned absolute position table (GPT-2's wpe).
 //
-//   x[b, t, :] += wpe[pos0 + t, :]           wpe: (max_len, C), init N(0, 0.02^2)
+//   x[b, t, :] += wpe[pos0 + t, :]           wpe: (max_len, C), init N(0, s^2)
+//
+// s is wte's init std: 0.02 (embedding gpt2) or C^-0.5 (embedding scaled, nn/embedding.h).
 //
 // The lookup is an embedding of the position ids pos0..pos0+T-1, so its gradient is the
 // embedding's scatter-add per position: dwpe[p] = sum_b dx[b, p - pos0]. Rows never reached in
@@ -12,7 +14,8 @@ namespace poslab {
 
 class LearnedPE final : public PositionalEncoding {
  public:
-  LearnedPE(int64_t max_len, int64_t d_model, Generator& gen, DType dtype = DType::f32);
+  LearnedPE(int64_t max_len, int64_t d_model, Generator& gen, DType dtype = DType::f32,
+            double init_std = 0.02);
   PeKind kind() const override { return PeKind::learned; }
   Tensor add_to_embeddings(const Tensor& x, int64_t pos0) const override;
   std::vector<std::pair<std::string, Tensor>> parameters() const override {

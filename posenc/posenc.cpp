@@ -86,7 +86,7 @@ std::unique_ptr<PositionalEncoding> make_posenc(const PosencConfig& cfg, Generat
     case PeKind::none:
       return std::make_unique<NoPE>();
     case PeKind::learned:
-      return std::make_unique<LearnedPE>(cfg.max_len, cfg.d_model, gen, cfg.dtype);
+      return std::make_unique<LearnedPE>(cfg.max_len, cfg.d_model, gen, cfg.dtype, cfg.init_std);
     case PeKind::sinusoidal:
       return std::make_unique<SinusoidalPE>(cfg.d_model);
     case PeKind::rope:

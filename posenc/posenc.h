@@ -55,6 +55,8 @@ struct PosencConfig {
   int64_t t5_max_distance = 128;
   bool causal = true;  // t5: the bucket function's two forms
   DType dtype = DType::f32;
+  // learned: std of wpe's initial values, that of wte (0.02 or C^-0.5, nn/embedding.h)
+  double init_std = 0.02;
 };
 
 // What a scheme hands the attention op for queries at positions q_pos0 .. q_pos0+Tq-1 and keys

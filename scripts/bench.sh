@@ -1,51 +1,148 @@
 #!/usr/bin/env bash
-# `make bench`: every benchmark in bench/, each validating its result before it times.
-# PyTorch (Debian's python3-torch, for /usr/bin/python3) runs in the same invocation when
-# installed, with the same threads, both as found and with OPENBLAS_NUM_THREADS=1 (the faster
-# counts); the ratios ours/PyTorch are printed at the end.
+# `make bench`: poslab against PyTorch eager as users run both, and each benchmark in bench/.
+#
+# The protocol (bench/RESULTS.md, "Method"):
+# - Both programs start from a clean environment (PATH, HOME, LANG only): none of our settings
+#   (the Makefile's OMP_WAIT_POLICY, OPENBLAS_*, POSLAB_*) reach either, and both get the same
+#   thread count (THREADS, default all cores). PyTorch runs twice per round: with its own
+#   defaults, and with OPENBLAS_NUM_THREADS=1; the faster of the two is the baseline.
+# - ROUNDS rounds (default 3) alternate the programs, the order flipped every round, so slow
+#   drift of the machine hits both; each figure is a median of STEPS timed training steps
+#   (default 20) after warm-up. Printed: the median over rounds and the range.
+# - Every figure carries the CPU model, its vector extensions and the 1-minute load average
+#   taken just before it, with a warning when the load says the machine was not idle (> 0.3).
+# - The machine's FP32 FMA peak (bench_fma_peak, all threads) and each step's GFLOP/s
+#   (26.1 GFLOP per canonical step) give the share of peak.
+# The summary tables (markdown, ready for bench/RESULTS.md) go to BENCH_OUT (default
+# <build>/bench/RESULTS-latest.md); everything else is printed as it runs.
 set -euo pipefail
 build=${1:-build/release}
 threads=${THREADS:-$(nproc)}
-export OMP_NUM_THREADS=$threads
-echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}, OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}"
-echo "== matmul: the Tensor API against raw cblas_sgemm"
-"$build/bench/bench_matmul"
-echo "== the same with POSLAB_GEMM=blas: both sides OpenBLAS, the ratio is the framework's overhead"
-POSLAB_GEMM=blas "$build/bench/bench_matmul"
-echo "== ops, forward + backward (B*T = 4096 tokens)"
-"$build/bench/bench_ops"
-echo "== train step, canonical config (d=128, 4 layers, 4 heads, T=256, batch 16)"
-ours=$("$build/bench/bench_train_step" 6 16)
-echo "$ours"
-echo "== the same with POSLAB_GEMM=blas (OpenBLAS's sgemm instead of ours)"
-POSLAB_GEMM=blas "$build/bench/bench_train_step" 4 16
-echo "== one evaluation window (peak RSS per process)"
-evals=""
-for L in 4096 8192; do
-  for pe in rope alibi; do evals+=$("$build/bench/bench_eval_long" $L $pe)$'\n'; done
-done
-printf "%s" "$evals"
-if /usr/bin/python3 -c "import torch" 2>/dev/null; then
-  echo "== PyTorch eager, same model, $threads threads"
-  t1=$(/usr/bin/python3 bench/torch_bench.py "$threads" 6)
-  t2=$(OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/torch_bench.py "$threads" 6)
-  echo "$t1" | sed 's/^/as found: /'
-  echo "$t2" | sed 's/^/OPENBLAS_NUM_THREADS=1: /'
-  echo "== ours / PyTorch (its faster setting)"
-  for pe in none learned sinusoidal rope alibi; do
-    o=$(echo "$ours" | awk -v p=$pe '$1==p {print $2}')
-    a=$(echo "$t1" | awk -v p=$pe '$2==p && $3=="train" {print $4}')
-    b=$(echo "$t2" | awk -v p=$pe '$2==p && $3=="train" {print $4}')
-    best=$(( a > b ? a : b ))
-    awk -v pe=$pe -v o=$o -v t=$best 'BEGIN {printf "%-11s train %6.0f vs %6.0f tokens/s: %.2fx\n", pe, o, t, o/t}'
-  done
+rounds=${ROUNDS:-3}
+steps=${STEPS:-20}
+out=${BENCH_OUT:-$build/bench/RESULTS-latest.md}
+schemes="none learned sinusoidal rope alibi"
+flop_per_step=26.1 # GFLOP, canonical config (d=128, 4 layers, 4 heads, T=256, batch 16)
+mkdir -p "$(dirname "$out")"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+clean() { env -i PATH="$PATH" HOME="$HOME" LANG="${LANG:-C.UTF-8}" "$@"; }
+ours() { clean OMP_NUM_THREADS="$threads" "$@"; }
+load() { cut -d' ' -f1 /proc/loadavg; }
+has() { grep -qw "$1" /proc/cpuinfo && echo "$1" || echo "no-$1"; }
+cpu="$(lscpu | sed -n 's/^Model name: *//p' | head -1) ($(has avx2) $(has fma) $(has avx512f))"
+# "[cpu, load L]" beside a figure, with a warning when the machine was busy
+tag() {
+  local l
+  l=$(load)
+  awk -v l="$l" -v c="$cpu" 'BEGIN { printf "[%s, load %s%s]", c, l,
+    (l > 0.3 ? " -- WARNING: not idle, figures are low and noisy" : "") }'
+}
+section() { echo "== $1  $(tag)"; }
+
+section "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $threads threads, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} in this shell (not passed on)"
+section "FP32 FMA peak: 12 register-only FMA chains per thread"
+ours "$build/bench/bench_fma_peak" | tee "$tmp/peak"
+peak=$(awk '$1 == "fma_peak" {p = $4} END {print p + 0}' "$tmp/peak") # the widest ISA's
+
+have_torch=0
+if /usr/bin/python3 -c "import torch" 2>/dev/null; then have_torch=1; fi
+# One round: ours (train + eval) and PyTorch twice, in the given order; lines tagged with
+# the round and the load just before each program started.
+run_ours() {
+  local r=$1 l
+  l=$(load)
+  section "round $r: poslab bench_train_step, $steps steps"
+  ours "$build/bench/bench_train_step" "$steps" 16 >"$tmp/last"
+  cat "$tmp/last"
+  awk -v r="$r" -v l="$l" 'NR > 1 {print "ours", $1, $2, l, r}' "$tmp/last" >>"$tmp/train"
   for pe in rope alibi; do
-    o=$(printf "%s" "$evals" | awk -v p=$pe '$1==p && $2=="L=4096" {print $5}')
-    a=$(echo "$t1" | awk -v p=$pe '$2==p && $3=="eval4096" {print $4}')
-    b=$(echo "$t2" | awk -v p=$pe '$2==p && $3=="eval4096" {print $4}')
-    best=$(( a > b ? a : b ))
-    awk -v pe=$pe -v o=$o -v t=$best 'BEGIN {printf "%-11s eval@4096 %6.0f vs %6.0f tokens/s: %.2fx\n", pe, o, t, o/t}'
+    l=$(load)
+    ours "$build/bench/bench_eval_long" 4096 "$pe" >"$tmp/last"
+    cat "$tmp/last"
+    awk -v r="$r" -v l="$l" '{print "ours", $1, $5, l, r}' "$tmp/last" >>"$tmp/eval"
   done
-else
-  echo "== PyTorch: /usr/bin/python3 has no torch (apt-get install python3-torch); skipped"
-fi
+}
+run_torch() {
+  local r=$1 name=$2 l
+  shift 2
+  l=$(load)
+  section "round $r: PyTorch eager, $name"
+  clean "$@" /usr/bin/python3 bench/torch_bench.py "$threads" "$steps" >"$tmp/last"
+  cat "$tmp/last"
+  awk -v r="$r" -v l="$l" -v n="$name" '$3 == "train" {print n, $2, $4, l, r}' "$tmp/last" >>"$tmp/train"
+  awk -v r="$r" -v l="$l" -v n="$name" '$3 == "eval4096" {print n, $2, $4, l, r}' "$tmp/last" >>"$tmp/eval"
+}
+: >"$tmp/train"
+: >"$tmp/eval"
+for r in $(seq 1 "$rounds"); do
+  if [ $((r % 2)) -eq 1 ] || [ $have_torch -eq 0 ]; then run_ours "$r"; fi
+  if [ $have_torch -eq 1 ]; then
+    run_torch "$r" torch-default
+    run_torch "$r" torch-blas1 OPENBLAS_NUM_THREADS=1
+  fi
+  if [ $((r % 2)) -eq 0 ] && [ $have_torch -eq 1 ]; then run_ours "$r"; fi
+done
+[ $have_torch -eq 1 ] || echo "== PyTorch: /usr/bin/python3 has no torch (apt-get install python3-torch); no ratios"
+
+# Median and range per (program, scheme); the baseline is the faster PyTorch setting.
+summary() { # file -> lines "program scheme median min max maxload"
+  sort -k1,1 -k2,2 -k3,3n "$1" | awk '
+    function flush() { if (n) print key, v[int((n + 1) / 2)], v[1], v[n], ml; n = 0; ml = 0 }
+    { k = $1 " " $2; if (k != key) { flush(); key = k } v[++n] = $3; if ($4 > ml) ml = $4 }
+    END { flush() }'
+}
+summary "$tmp/train" >"$tmp/train.sum"
+summary "$tmp/eval" >"$tmp/eval.sum"
+get() { awk -v p="$2" -v s="$3" -v f="$4" '$1 == p && $2 == s {print $f}' "$1"; }
+{
+  echo "Machine: $cpu, $(nproc) cores, $threads threads; FP32 FMA peak $peak GFLOP/s"
+  echo "($(date -u '+%Y-%m-%d %H:%M UTC'), $rounds rounds, medians of $steps steps; load = the"
+  echo "highest 1-minute load average seen before a figure; above 0.3 the machine was not idle)."
+  echo
+  echo "| scheme | poslab tokens/s | PyTorch default | PyTorch OPENBLAS_NUM_THREADS=1 | ratio | GFLOP/s | share of FMA peak | load |"
+  echo "|---|---|---|---|---|---|---|---|"
+  for pe in $schemes; do
+    o=$(get "$tmp/train.sum" ours "$pe" 3)
+    row="| $pe | $o ($(get "$tmp/train.sum" ours "$pe" 4)-$(get "$tmp/train.sum" ours "$pe" 5))"
+    best=0 ml=$(get "$tmp/train.sum" ours "$pe" 6)
+    for p in torch-default torch-blas1; do
+      t=$(get "$tmp/train.sum" $p "$pe" 3)
+      row+=" | ${t:--} ($(get "$tmp/train.sum" $p "$pe" 4)-$(get "$tmp/train.sum" $p "$pe" 5))"
+      best=$(awk -v a="$best" -v b="${t:-0}" 'BEGIN {print (b > a ? b : a)}')
+      ml=$(awk -v a="$ml" -v b="$(get "$tmp/train.sum" $p "$pe" 6)" 'BEGIN {print (b > a ? b : a)}')
+    done
+    echo "$row $(awk -v o="$o" -v t="$best" -v f="$flop_per_step" -v p="$peak" -v l="$ml" 'BEGIN {
+      g = o / 4096 * f
+      printf "| %s | %.1f | %s | %s%s |", (t > 0 ? sprintf("%.2fx", o / t) : "-"), g,
+        (p > 0 ? sprintf("%.0f%%", 100 * g / p) : "-"), l, (l > 0.3 ? " (busy)" : "") }')"
+  done
+  echo
+  echo "| evaluation, one window of 4096 | poslab tokens/s | PyTorch (faster setting) | ratio | load |"
+  echo "|---|---|---|---|---|"
+  for pe in rope alibi; do
+    o=$(get "$tmp/eval.sum" ours "$pe" 3)
+    t=$(awk -v a="$(get "$tmp/eval.sum" torch-default "$pe" 3)" -v b="$(get "$tmp/eval.sum" torch-blas1 "$pe" 3)" 'BEGIN {print (b > a ? b : a) + 0}')
+    awk -v pe="$pe" -v o="$o" -v t="$t" -v l="$(get "$tmp/eval.sum" ours "$pe" 6)" \
+      -v lo="$(get "$tmp/eval.sum" ours "$pe" 4)" -v hi="$(get "$tmp/eval.sum" ours "$pe" 5)" 'BEGIN {
+      printf "| %s | %s (%s-%s) | %s | %s | %s%s |\n", pe, o, lo, hi, (t > 0 ? t : "-"),
+        (t > 0 ? sprintf("%.2fx", o / t) : "-"), l, (l > 0.3 ? " (busy)" : "") }'
+  done
+} >"$out.tmp"
+
+section "peak RSS of one evaluation window at 8192 (target < 100 MB)"
+for pe in rope alibi; do ours "$build/bench/bench_eval_long" 8192 "$pe" | tee -a "$tmp/rss"; done
+{
+  echo
+  echo "Peak RSS, one window of 8192: $(awk '{printf "%s%s %s MB", (NR > 1 ? ", " : ""), $1, $(NF - 1)}' "$tmp/rss")."
+} >>"$out.tmp"
+
+# The kernels one at a time (not compared with PyTorch): development figures.
+section "matmul: the Tensor API against raw cblas_sgemm (environment as found)"
+"$build/bench/bench_matmul"
+section "ops, forward + backward (B*T = 4096 tokens)"
+ours "$build/bench/bench_ops"
+mv "$out.tmp" "$out"
+echo "== summary (also in $out)"
+cat "$out"

@@ -2,7 +2,11 @@
 # Installs the system packages poslab needs, once. Called by every make target.
 # As root (or with sudo) it runs apt-get; otherwise it prints the exact command and stops.
 set -euo pipefail
-pkgs=(cmake g++ make libopenblas-openmp-dev catch2 fortunes fortunes-min fortunes-zh)
+# The corpora come from Debian packages: fortunes, fortunes-min, fortunes-zh, and bible-kjv
+# for `prepare --corpus kjv` (the study's long-range corpus; a 2.5 MB download, so always
+# installed). `poslab prepare` never installs anything; without a package it names the
+# apt-get line.
+pkgs=(cmake g++ make libopenblas-openmp-dev catch2 fortunes fortunes-min fortunes-zh bible-kjv)
 if [ "${POSLAB_FUZZ:-0}" = 1 ]; then pkgs+=(clang libclang-rt-14-dev); fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,5 +1,5 @@
-// matmul.cpp — matrix products: f32 through our AVX-512 kernel where the CPU has it
-// (sgemm_avx512.cpp), otherwise — and always for f64 — through OpenBLAS's cblas_?gemm.
+// matmul.cpp — matrix products: f32 through our own sgemm where the CPU has AVX2+FMA or
+// AVX-512 (sgemm.cpp), otherwise — and always for f64 — through OpenBLAS's cblas_?gemm.
 //
 // Scalar math: C[m,n] = sum_k A[m,k] B[k,n]. BLAS wants each operand as a row-major matrix
 // with a leading dimension, or its transpose. A view whose last two dims have strides
@@ -11,7 +11,7 @@
 #include <algorithm>
 
 #include "tensor/cuda_ops.h"
-#include "tensor/sgemm_avx512.h"
+#include "tensor/sgemm.h"
 #include "tensor/strided.h"
 
 namespace poslab::kernel {
@@ -19,8 +19,8 @@ namespace poslab::kernel {
 template <>
 void gemm<float>(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
                  int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  if (sgemm_avx512_enabled())
-    return sgemm_avx512(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (const SgemmKernel* uk = sgemm_kernel())
+    return sgemm(*uk, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N,
               K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

@@ -50,6 +50,7 @@ void save_checkpoint(const GPT& model, int64_t step, const std::string& path) {
   }
   meta.push_back({"causal", c.causal ? "true" : "false"});
   meta.push_back({"step", std::to_string(step)});
+  meta.push_back({"embedding", embedding_name(c.embedding)});
   std::vector<StTensor> tensors;
   for (const NamedParam& p : model.parameters()) tensors.push_back(to_st(p.name, p.tensor));
   save_safetensors(path, tensors, meta);
@@ -69,16 +70,26 @@ static int64_t meta_int(const std::map<std::string, std::string>& m, const std::
   return v;
 }
 
+// A metadata value that must be one of `valid`; `fallback` when the key is absent (a file
+// written before the key existed).
+static std::string meta_choice(const std::map<std::string, std::string>& m, const std::string& key,
+                               const std::string& path, const std::vector<std::string>& valid,
+                               const std::string& fallback) {
+  auto it = m.find(key);
+  if (it == m.end()) return fallback;
+  std::string list;
+  for (const std::string& v : valid) {
+    if (v == it->second) return v;
+    list += (list.empty() ? "" : "|") + v;
+  }
+  fail(path, ": __metadata__ '", key, "' = '", it->second, "' is not one of ", list);
+}
+
 // rope_layout and rope_fraction; absent: interleaved and 1 (checkpoints from before the options).
 static void read_rope_options(const std::map<std::string, std::string>& m, const std::string& path,
                               GPTConfig& c) {
-  auto layout = m.find("rope_layout");
-  if (layout != m.end()) {
-    if (layout->second != "interleaved" && layout->second != "half")
-      fail(path, ": __metadata__ 'rope_layout' = '", layout->second,
-           "' is not interleaved or half");
-    c.rope_layout = parse_rope_layout(layout->second);
-  }
+  c.rope_layout = parse_rope_layout(
+      meta_choice(m, "rope_layout", path, {"interleaved", "half"}, "interleaved"));
   auto f = m.find("rope_fraction");
   if (f == m.end()) return;
   char* end = nullptr;
@@ -111,9 +122,8 @@ Checkpoint load_checkpoint(const std::string& path, Device device) {
   StFile f = load_safetensors(path);
   std::map<std::string, std::string> m(f.metadata.begin(), f.metadata.end());
   GPTConfig c;
-  auto pe = m.find("pe");
-  if (pe == m.end()) fail(path, ": __metadata__ lacks 'pe'");
-  c.pe = parse_pe(pe->second);
+  if (!m.count("pe")) fail(path, ": __metadata__ lacks 'pe'");
+  c.pe = parse_pe(meta_choice(m, "pe", path, pe_names(), ""));
   c.n_layer = meta_int(m, "n_layer", path, 1, 1024);
   c.n_head = meta_int(m, "n_head", path, 1, 1024);
   c.n_embd = meta_int(m, "n_embd", path, 1, 1 << 16);
@@ -130,6 +140,7 @@ Checkpoint load_checkpoint(const std::string& path, Device device) {
   if (causal == m.end() || (causal->second != "true" && causal->second != "false"))
     fail(path, ": __metadata__ 'causal' must be \"true\" or \"false\"");
   c.causal = causal->second == "true";
+  c.embedding = parse_embedding(meta_choice(m, "embedding", path, embedding_names(), "gpt2"));
   if (c.pe == PeKind::rope) read_rope_options(m, path, c);
   if (c.pe == PeKind::t5) {
     T5Options o = read_t5_options(f, path, c.n_head, c.causal);

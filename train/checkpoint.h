@@ -3,8 +3,8 @@
 // model.safetensors holds every parameter (F32) and, in __metadata__, the config:
 // pe, n_layer, n_head, n_embd, vocab_size, block_size, max_len (learned only), rope_theta,
 // rope_layout and rope_fraction (rope only; absent: interleaved, 1), t5_buckets and
-// t5_max_distance (t5 only), causal, step. The head is tied to wte, so lm_head.weight is not
-// stored.
+// t5_max_distance (t5 only), causal, step, embedding (gpt2|scaled; a file without it is gpt2).
+// The head is tied to wte, so lm_head.weight is not stored.
 // Loading trusts nothing: data/safetensors.cpp validates the container (lengths, JSON,
 // offsets, overlap); here we check that the metadata forms a valid config and that every
 // tensor the config implies is present with exactly the implied shape, and nothing else.

@@ -17,16 +17,16 @@ namespace poslab {
 
 int cmd_prepare(int argc, char** argv) {
   Args a("prepare",
-         {{"corpus", "fortunes|fortunes-zh|FILE  the text to prepare (default fortunes)"},
+         {{"corpus", "fortunes|fortunes-zh|kjv|FILE  the text to prepare (default fortunes)"},
           {"out", "DIR  output folder, e.g. data/fortunes"}},
          argc, argv);
   if (a.help()) return std::puts(a.usage().c_str()), 0;
   std::string out = a.str("out", "");
   if (out.empty()) fail("--out: required (e.g. --out data/fortunes)");
-  Corpus c = build_corpus(corpus_text(a.str("corpus", "fortunes")));
+  Corpus c = prepare_corpus(a.str("corpus", "fortunes"));
   write_corpus(c, out);
-  std::printf("prepared %s: vocab %zu, train %zu tokens, val %zu tokens\n", out.c_str(),
-              c.vocab.size(), c.train.size(), c.val.size());
+  std::printf("prepared %s: vocab %zu, train %zu tokens, val %zu tokens, from %zu source(s)\n",
+              out.c_str(), c.vocab.size(), c.train.size(), c.val.size(), c.parts.size());
   return 0;
 }
 
@@ -54,6 +54,8 @@ static std::vector<FlagSpec> train_flags() {
           {"t5-buckets", "N  t5: rows of the relative-bias table (default 32)"},
           {"t5-max-distance", "N  t5: offsets from here on share the last bucket (default 128)"},
           {"causal", "true|false  causal mask (default true)", true},
+          {"embedding",
+           "gpt2|scaled  token vectors as GPT-2 (std 0.02) or scaled by sqrt(d) (default gpt2)"},
           {"objective", "lm|mlm  next-token or masked-LM training (default lm)"},
           {"eval-every", "N  steps between val evaluations and checkpoints (default steps/10)"},
           {"stop-after", "N  pause after step N (checkpoint, exit); continue with --resume"},
@@ -109,6 +111,7 @@ TrainOptions train_options(const Args& a) {
   o.seed = static_cast<uint64_t>(a.integer("seed", 1337, 0, INT64_MAX));
   positional_options(a, o.model);
   o.model.causal = a.boolean("causal", true);
+  o.model.embedding = parse_embedding(a.choice("embedding", "gpt2", embedding_names()));
   o.objective = a.choice("objective", "lm", {"lm", "mlm"});
   o.eval_every = a.integer("eval-every", -1, 1, 100000000);
   o.stop_after = a.integer("stop-after", 0, 1, 100000000);

@@ -19,7 +19,7 @@ AdamW::AdamW(std::vector<NamedParam> params, const AdamWConfig& cfg)
 template <class T>
 static void adamw_update(T* p, const T* g, T* m, T* v, int64_t n, double lr, double wd,
                          const AdamWConfig& c, double bc1, double bc2) {
-#pragma omp parallel for if (n > (1 << 15))
+#pragma omp parallel for simd if (n > (1 << 15))
   for (int64_t i = 0; i < n; ++i) {
     double gi = g[i];
     double mi = c.beta1 * m[i] + (1 - c.beta1) * gi;

@@ -19,43 +19,95 @@ const std::vector<std::string> abc = {"\n", " ", "a", "b", "c"};
 }  // namespace
 
 TEST_CASE("corpus: hand-worked vocabulary, ids and split", "[data][corpus]") {
-  // "hello world": 11 characters, vocabulary " dehlorw", train = first floor(99/10) = 9.
-  const Corpus c = build_corpus("hello world");
-  CHECK(c.vocab == std::vector<std::string>{" ", "d", "e", "h", "l", "o", "r", "w"});
-  CHECK(c.train == std::vector<uint16_t>{3, 2, 4, 4, 5, 0, 7, 5, 6});
-  CHECK(c.val == std::vector<uint16_t>{4, 1});
+  // "hello\nworld\n" x 4 + "old\n": 52 characters, floor(46.8) = 46 end inside the fourth
+  // "world", whose line ends at 48: train = the first 48, val = "old\n".
+  std::string text;
+  for (int i = 0; i < 4; ++i) text += "hello\nworld\n";
+  const Corpus c = build_corpus(text + "old\n");
+  CHECK(c.vocab == std::vector<std::string>{"\n", "d", "e", "h", "l", "o", "r", "w"});
+  REQUIRE(c.train.size() == 48);
+  CHECK(std::vector<uint16_t>(c.train.begin(), c.train.begin() + 6) ==
+        std::vector<uint16_t>{3, 2, 4, 4, 5, 0});     // "hello\n"
+  CHECK(c.val == std::vector<uint16_t>{5, 4, 1, 0});  // "old\n"
+  REQUIRE(c.parts.size() == 1);
+  CHECK(c.parts[0].name == "corpus text");
+  CHECK(c.parts[0].train == 48);
+  CHECK(c.parts[0].val == 4);
 }
 
 TEST_CASE("corpus: the vocabulary is sorted by code point, Chinese included", "[data][corpus]") {
-  // 中 U+4E2D, é U+00E9, 😀 U+1F600, a U+0061.
-  const Corpus c = build_corpus(
-      "\xE4\xB8\xAD\xC3\xA9\xF0\x9F\x98\x80"
-      "a\xE4\xB8\xAD");
-  CHECK(c.vocab == std::vector<std::string>{"a", "\xC3\xA9", "\xE4\xB8\xAD", "\xF0\x9F\x98\x80"});
-  CHECK(c.train == std::vector<uint16_t>{2, 1, 3, 0});  // floor(45/10) = 4
-  CHECK(c.val == std::vector<uint16_t>{2});
+  // 中 U+4E2D, é U+00E9, 😀 U+1F600, a U+0061; ten lines of 6: train = nine lines exactly.
+  std::string text;
+  for (int i = 0; i < 10; ++i)
+    text +=
+        "\xE4\xB8\xAD\xC3\xA9\xF0\x9F\x98\x80"
+        "a\xE4\xB8\xAD\n";
+  const Corpus c = build_corpus(text);
+  CHECK(c.vocab ==
+        std::vector<std::string>{"\n", "a", "\xC3\xA9", "\xE4\xB8\xAD", "\xF0\x9F\x98\x80"});
+  REQUIRE(c.train.size() == 54);
+  CHECK(c.val == std::vector<uint16_t>{3, 2, 4, 1, 3, 0});
 }
 
-TEST_CASE("corpus: val is the last N - floor(9N/10) characters", "[data][corpus]") {
-  for (size_t n : {2, 9, 10, 11, 15, 19, 20, 1001}) {
-    const Corpus c = build_corpus(std::string(n, 'x'));
-    CHECK(c.train.size() == 9 * n / 10);
-    CHECK(c.train.size() + c.val.size() == n);
-    CHECK(!c.val.empty());
+TEST_CASE("corpus: train_length is floor(0.9 n) extended to the end of that line",
+          "[data][corpus]") {
+  const auto cut = [](const std::string& text) { return train_length(utf8_decode(text, "t")); };
+  // Nine lines "aaaa\n" and "bb\n" (n = 48): floor(43.2) = 43 ends inside the ninth line.
+  std::string nine;
+  for (int i = 0; i < 9; ++i) nine += "aaaa\n";
+  CHECK(cut(nine + "bb\n") == 45);
+  // A cut that falls just after a newline stays where it is: n = 10, floor(9) = 9.
+  CHECK(cut("12345678\nx") == 9);
+  // One line: all of it (the final newline included, or up to the end without one).
+  CHECK(cut("abcdefghijkl\n") == 13);
+  CHECK(cut("abcdefghijkl") == 12);
+  CHECK(cut("") == 0);
+  CHECK(cut("x") == 0);  // floor(0.9) = 0: nothing to extend
+  // Counted in code points, not bytes: 18 x "a" + "\n" + "éé\n" is 22 code points, floor(19.8)
+  // = 19 ends at the first newline; its 24 bytes would cut at 21, inside "éé".
+  CHECK(cut(std::string(18, 'a') + "\n\xC3\xA9\xC3\xA9\n") == 19);
+  // floor(0.9 n) exactly for every n (9n/10 in integers, no floating-point 0.9 rounding).
+  for (size_t n = 1; n < 2000; ++n) {
+    std::vector<char32_t> lines(n, '\n');
+    CHECK(train_length(lines) == static_cast<size_t>(std::floor(0.9L * n)));
   }
-  REQUIRE_THROWS_WITH(build_corpus(""),
-                      Contains("expected at least 2 characters") && Contains("but got 0"));
-  REQUIRE_THROWS_WITH(build_corpus("\xE4\xB8\xAD"), Contains("but got 1"));
+}
+
+TEST_CASE("corpus: every source is split on its own, its val part after its train part",
+          "[data][corpus]") {
+  std::string a, b;
+  for (int i = 0; i < 9; ++i) a += "aaaa\n", b += "bbbbbbb\n";
+  const Corpus c = build_corpus({{"first", a + "A\n"}, {"second", b + "B\n"}});
+  const std::vector<std::string>& v = c.vocab;
+  REQUIRE(c.parts.size() == 2);
+  CHECK(c.parts[0].name == "first");
+  CHECK(c.parts[0].train == 45);
+  CHECK(c.parts[0].val == 2);
+  CHECK(c.parts[1].train == 72);
+  CHECK(c.parts[1].val == 2);
+  CHECK(decode(v, c.train) == a + b);   // train parts in source order
+  CHECK(decode(v, c.val) == "A\nB\n");  // val parts in the same order: both files sampled
+  // A one-line source gives val nothing, but the corpus is fine while another one does.
+  const Corpus d = build_corpus({{"one line", "xyz\n"}, {"second", b + "B\n"}});
+  CHECK(d.parts[0].val == 0);
+  CHECK(decode(d.vocab, d.val) == "B\n");
+  REQUIRE_THROWS_WITH(
+      build_corpus(std::string(20, 'x')),
+      Contains("expected text for both a train and a val split") && Contains("20 train and 0 val"));
+  REQUIRE_THROWS_WITH(build_corpus(""), Contains("0 train and 0 val"));
   REQUIRE_THROWS_WITH(build_corpus("ab\xFF"), Contains("corpus text: byte 2: invalid UTF-8"));
+  REQUIRE_THROWS_WITH(build_corpus({{"/x/book.txt", "ok\n\xFF"}}),
+                      Contains("/x/book.txt: byte 3: invalid UTF-8"));
 }
 
 TEST_CASE("corpus: a vocabulary above 65535 characters is refused", "[data][corpus]") {
+  // "\n" and 65534 more distinct characters, a newline after every 100 (so val is not empty)
   std::string text;
   char32_t cp = 0x20;
-  for (size_t count = 0; count < max_vocab_size; ++cp) {
+  for (size_t count = 1; count < max_vocab_size; ++cp) {
     if (cp >= 0xD800 && cp <= 0xDFFF) continue;
     text += utf8_encode(cp);
-    ++count;
+    if (++count % 100 == 0) text += '\n';
   }
   CHECK(build_corpus(text).vocab.size() == max_vocab_size);  // exactly the limit fits
   text += utf8_encode(cp);
@@ -65,9 +117,11 @@ TEST_CASE("corpus: a vocabulary above 65535 characters is refused", "[data][corp
 
 TEST_CASE("corpus: write_corpus files round-trip through the readers", "[data][corpus]") {
   test::TempDir tmp;
-  // 300 distinct characters so that ids above 255 exercise the high byte.
+  // 300 distinct characters so that ids above 255 exercise the high byte; lines of 10 (the
+  // last one without a newline) so that val gets the last ones.
   std::string text = "tab\there\nquote\" backslash\\ \xC3\xA9\xE4\xB8\xAD\x01";
-  for (char32_t cp = 0x400; cp < 0x400 + 300; ++cp) text += utf8_encode(cp);
+  for (char32_t cp = 0x400; cp < 0x400 + 300; ++cp)
+    text += (cp % 10 == 0 ? "\n" : "") + utf8_encode(cp);
   const Corpus c = build_corpus(text);
   const std::string dir = tmp.file("nested/corpus");  // parents are created
   write_corpus(c, dir);
@@ -149,111 +203,4 @@ TEST_CASE("corpus: encode and decode", "[data][corpus]") {
   REQUIRE_THROWS_WITH(encode(abc, "a\xC3\xA9"), Contains("'\xC3\xA9' (U+00E9) at position 1"));
   REQUIRE_THROWS_WITH(decode(abc, {0, 7}), Contains("token 1 is id 7") && Contains("5 entries"));
   REQUIRE_THROWS_WITH(encode({"a", "bc"}, "a"), Contains("entry 1: expected exactly one"));
-}
-
-TEST_CASE("corpus: a text file is taken as is except BOM and CRLF", "[data][corpus]") {
-  test::TempDir tmp;
-  const std::string path = tmp.file("book.txt");
-  write_file_atomic(path, "\xEF\xBB\xBFline one\r\nline\rtwo\r\n%\n\x07\xC3\xA9");
-  CHECK(corpus_text(path) == "line one\nline\rtwo\n%\n\x07\xC3\xA9");
-
-  write_file_atomic(path, "ok\nthen \xE4\xB8");  // truncated 中 at byte 8
-  REQUIRE_THROWS_WITH(corpus_text(path), Contains(path + ": byte 8: invalid UTF-8"));
-  write_file_atomic(path,
-                    "\xEF\xBB\xBF"
-                    "abc\xC0\x80");  // offsets count the BOM
-  REQUIRE_THROWS_WITH(corpus_text(path), Contains("byte 6: invalid UTF-8: overlong"));
-  write_file_atomic(path, "");
-  REQUIRE_THROWS_WITH(corpus_text(path), Contains(path + ": expected UTF-8 text, but the file "
-                                                         "is empty"));
-  write_file_atomic(path, "\xEF\xBB\xBF");
-  REQUIRE_THROWS_WITH(corpus_text(path), Contains("only a BOM"));
-  REQUIRE_THROWS_WITH(corpus_text(tmp.file("none.txt")), Contains("cannot open"));
-}
-
-TEST_CASE("corpus: fortune cleaning", "[data][corpus]") {
-  // % separator lines become empty lines; "%%" or " %" are text.
-  CHECK(clean_fortune_text("a\n%\nb\n%\n", false, "f") == "a\n\nb\n\n");
-  CHECK(clean_fortune_text("%%\n %\n", false, "f") == "%%\n %\n");
-  // Control characters (C0, DEL, C1) go, except newline and tab; a line that is "%" once
-  // they are gone is a separator too.
-  CHECK(clean_fortune_text("_\bx\ty\x7f\xC2\x85z\r\n%\r\n\x07", false, "f") == "_x\tyz\n\n");
-  // A missing final newline is added.
-  CHECK(clean_fortune_text("no newline", false, "f") == "no newline\n");
-  CHECK(clean_fortune_text("", false, "f").empty());
-  // ANSI colour escapes go only when asked; otherwise ESC is dropped as a control.
-  const std::string title = "\x1b[32m\xE3\x80\x8A\xE8\xA9\xA9\xE3\x80\x8B\x1b[m\n";  // 《詩》
-  CHECK(clean_fortune_text(title, true, "f") == "\xE3\x80\x8A\xE8\xA9\xA9\xE3\x80\x8B\n");
-  CHECK(clean_fortune_text(title, false, "f") == "[32m\xE3\x80\x8A\xE8\xA9\xA9\xE3\x80\x8B[m\n");
-  CHECK(clean_fortune_text("\x1b[1;33mx\x1b[3q\x1b", true, "f") == "x[3q\n");
-  REQUIRE_THROWS_WITH(clean_fortune_text("abc\n\xE9t\xE9\n", false, "/f/x"),
-                      Contains("/f/x: byte 4: invalid UTF-8"));
-}
-
-TEST_CASE("corpus: a missing fortune package says what to install", "[data][corpus]") {
-  test::TempDir empty_dpkg;
-  REQUIRE_THROWS_WITH(fortune_files("fortunes", empty_dpkg.path()),
-                      Contains("apt-get install fortunes fortunes-min"));
-  REQUIRE_THROWS_WITH(fortune_files("fortunes-zh", empty_dpkg.path()),
-                      Contains("apt-get install fortunes-zh"));
-  // A package list that names only files elsewhere, subfolders and *.dat gives no files.
-  write_file_atomic(empty_dpkg.file("fortunes.list"),
-                    "/.\n/usr/share/games/fortunes\n/usr/share/games/fortunes/off/art\n"
-                    "/usr/share/games/fortunes/art.dat\n/usr/share/doc/fortunes/copyright\n");
-  write_file_atomic(empty_dpkg.file("fortunes-min.list"), "/usr/share/games/fortunes/x.u8\n");
-  REQUIRE_THROWS_WITH(fortune_files("fortunes", empty_dpkg.path()),
-                      Contains("its packages list no fortune files"));
-}
-
-TEST_CASE("corpus: the real fortunes corpus, when installed", "[data][corpus][slow]") {
-  if (!std::filesystem::exists("/var/lib/dpkg/info/fortunes.list") ||
-      !std::filesystem::exists("/var/lib/dpkg/info/fortunes-min.list")) {
-    WARN("fortunes / fortunes-min not installed: skipped");
-    return;
-  }
-  const auto files = fortune_files("fortunes");
-  CHECK(std::is_sorted(files.begin(), files.end()));
-  for (const std::string& f : files) {
-    CHECK(std::filesystem::path(f).parent_path() == "/usr/share/games/fortunes");
-    CHECK_THAT(f, !Catch::EndsWith(".dat") && !Catch::EndsWith(".u8") &&
-                      !Catch::EndsWith("/chinese") && !Catch::EndsWith("/tang300"));
-  }
-  CHECK(std::find(files.begin(), files.end(), "/usr/share/games/fortunes/literature") !=
-        files.end());  // from fortunes-min
-
-  const std::string text = corpus_text("fortunes");
-  CHECK(text.find("\n%\n") == std::string::npos);
-  const Corpus c = build_corpus(text);
-  test::TempDir tmp;
-  write_corpus(c, tmp.path());
-  const auto vocab = load_vocab(tmp.file("vocab.json"));  // checks sorted, one char each
-  const auto train = load_tokens(tmp.file("train.bin"), vocab.size());  // checks ids < V
-  const auto val = load_tokens(tmp.file("val.bin"), vocab.size());
-  CHECK(vocab.size() < 256);
-  for (const std::string& ch : vocab) {
-    const char32_t cp = utf8_decode(ch, "vocab")[0];
-    CHECK((cp == '\n' || cp == '\t' || cp >= 0x20));
-    CHECK(!(cp >= 0x7F && cp <= 0x9F));
-  }
-  const double n = static_cast<double>(train.size() + val.size());
-  CHECK(n > 1e6);
-  CHECK(std::abs(val.size() / n - 0.1) < 1e-6);
-  CHECK(decode(vocab, train) + decode(vocab, val) == text);
-}
-
-TEST_CASE("corpus: the real fortunes-zh corpus, when installed", "[data][corpus][slow]") {
-  if (!std::filesystem::exists("/var/lib/dpkg/info/fortunes-zh.list")) {
-    WARN("fortunes-zh not installed: skipped");
-    return;
-  }
-  const auto files = fortune_files("fortunes-zh");
-  REQUIRE(files.size() == 2);
-  CHECK_THAT(files[0], Catch::EndsWith("/song100"));
-  CHECK_THAT(files[1], Catch::EndsWith("/tang300"));
-  const std::string text = corpus_text("fortunes-zh");
-  CHECK(text.find('\x1b') == std::string::npos);
-  CHECK(text.find("[32m") == std::string::npos);
-  const Corpus c = build_corpus(text);
-  CHECK(c.vocab.size() > 1000);
-  CHECK(std::find(c.vocab.begin(), c.vocab.end(), "\xE3\x80\x8A") != c.vocab.end());  // 《
 }

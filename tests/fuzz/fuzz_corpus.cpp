@@ -18,6 +18,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     poslab::build_corpus(poslab::clean_fortune_text(bytes, true, "fuzz"));
   } catch (const std::runtime_error&) {
   }
+  try {  // two sources, each split on its own: the input's halves
+    const size_t half = size / 2;
+    poslab::build_corpus({{"a", poslab::clean_fortune_text(bytes.substr(0, half), true, "a")},
+                          {"b", poslab::clean_fortune_text(bytes.substr(half), true, "b")}});
+  } catch (const std::runtime_error&) {
+  }
   try {
     poslab::write_file_atomic(dir + ".json", bytes);
     auto vocab = poslab::load_vocab(dir + ".json");

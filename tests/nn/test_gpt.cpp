@@ -4,23 +4,13 @@
 
 #include "nn/gpt.h"
 #include "posenc/rope.h"
+#include "tests/nn/tiny_gpt.h"
+#include "tests/support/gradcheck.h"
 
 using namespace poslab;
 using Catch::Contains;
 
-static GPTConfig tiny(PeKind pe, bool causal = true) {
-  GPTConfig c;
-  c.vocab_size = 7;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_embd = 8;
-  c.block_size = 6;
-  c.max_len = 8;
-  c.pe = pe;
-  c.causal = causal;
-  c.dtype = DType::f64;
-  return c;
-}
+using poslab::test::tiny;
 
 // Without positions and without a mask, attention sees a set: permuting the tokens permutes
 // the output rows. "我打你" and "你打我" are the same three tokens in another order.

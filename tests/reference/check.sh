@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Cross-check `poslab eval --json` against an independent PyTorch reference written from
-# SPEC.md alone (tests/reference/spec_model.py, float64).
+# the specification alone (tests/reference/spec_model.py, float64), and `poslab prepare`'s
+# train/val split against tests/reference/spec_split.py.
 #
 #   tests/reference/check.sh build/release/train/poslab
 #
@@ -11,7 +12,10 @@
 #              variants: ALiBi with 6 heads (non-power-of-two slopes), RoPE with theta 500
 #              and hd 16, RoPE with the half layout and with a rope fraction < 1 (both
 #              layouts), T5 with its defaults and with 8 buckets up to distance 12 (windows
-#              reach past it), no causal mask (none, alibi, t5).
+#              reach past it), no causal mask (none, alibi, t5); embedding = scaled for none,
+#              learned, sinusoidal, rope, and an explicit embedding = gpt2 key.
+# Trained checkpoints also with --embedding scaled (learned, sinusoidal), and RoPE with
+# --rope-layout half --rope-fraction 0.5.
 # For every pe, L in {16, 32, 64, 128}; for rope also every --rope-scaling and explicit
 # --factor. Exit 0 if every loss, ppl and bucket loss agrees to 1e-4 relative, 1 if not,
 # 77 if /usr/bin/python3 has no torch. KEEP=1 keeps the temporary folder.
@@ -51,6 +55,7 @@ open(sys.argv[1], "w").write("\n".join(lines) + "\n")
 EOF
 DATA="$TMP/data"
 "$POSLAB" prepare --corpus "$TMP/corpus.txt" --out "$DATA" >/dev/null || { echo "prepare failed"; exit 1; }
+"$PY" "$HERE/spec_split.py" "$TMP/corpus.txt" "$DATA" || fail=1
 
 # ---- checkpoints
 CKPTS=()   # "family pe path"
@@ -70,6 +75,15 @@ if "$POSLAB" train --data "$DATA" --pe rope --rope-layout half --rope-fraction 0
 else
   echo "train --pe rope --rope-layout half --rope-fraction 0.5 failed"; fail=1
 fi
+for pe in learned sinusoidal; do
+  extra=()
+  [ "$pe" = learned ] && extra=(--max-len 128)
+  if ! "$POSLAB" train --data "$DATA" --pe "$pe" --out "$TMP/$pe-scaled" --steps 30 --ctx 32 \
+       --d 32 --layers 2 --heads 4 --batch 8 --embedding scaled --quiet "${extra[@]}" >/dev/null; then
+    echo "train --pe $pe --embedding scaled failed"; fail=1; continue
+  fi
+  CKPTS+=("trained:scaled $pe $TMP/$pe-scaled/model.safetensors")
+done
 synth() {  # name pe [flags...]
   local name=$1 pe=$2; shift 2
   "$PY" "$REF" synth --out "$TMP/syn_$name.safetensors" --pe "$pe" --data "$DATA" --ctx 32 "$@" \
@@ -90,6 +104,11 @@ synth t5-nb8-md12 t5 --t5-buckets 8 --t5-max-distance 12 --seed 14
 synth t5-bidir t5 --causal false --t5-buckets 8 --t5-max-distance 12 --seed 15
 synth alibi-bidir alibi --causal false --seed 8
 synth none-bidir none --causal false --seed 9
+synth none-scaled none --embedding scaled --seed 10
+synth learned-scaled learned --max-len 128 --embedding scaled --seed 11
+synth sinusoidal-scaled sinusoidal --embedding scaled --seed 12
+synth rope-scaled rope --embedding scaled --seed 13
+synth sinusoidal-gpt2key sinusoidal --embedding gpt2 --seed 14
 
 # ---- run poslab eval, collect a manifest for the reference
 MAN="$TMP/manifest.tsv"; : > "$MAN"
@@ -153,6 +172,9 @@ expect_error "--t5-max-distance within the exact buckets" --t5-max-distance "max
 expect_error "--rope-fraction 0" --rope-fraction "(0, 1]" -- train --data "$DATA" --pe rope --rope-fraction 0 --out "$TMP/x4" --steps 1
 "$PY" "$REF" synth --out "$TMP/bad_fraction.safetensors" --pe rope --data "$DATA" --rope-fraction 1.5
 expect_error "checkpoint rope_fraction 1.5" rope_fraction bad_fraction.safetensors "(0, 1]" -- eval --ckpt "$TMP/bad_fraction.safetensors" --data "$DATA" --len 16 --json
+synth bad-embedding sinusoidal --embedding fairseq --seed 15  # eval must refuse it
+expect_error "unknown embedding names the key and the file" "'embedding'" fairseq syn_bad-embedding -- \
+  eval --ckpt "$TMP/syn_bad-embedding.safetensors" --data "$DATA" --len 16 --json
 
 if [ "$fail" = 0 ]; then echo "PASS: poslab eval agrees with the SPEC reference"; else echo "FAIL"; fi
 exit "$fail"

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Independent reference of poslab's model and evaluation, written from SPEC.md alone.
 
-SPEC 1 (the GPT-2 style decoder), SPEC 2 (the positional encodings and the RoPE
+SPEC 1 (the GPT-2 style decoder, both embedding conventions), SPEC 2 (the positional encodings and the RoPE
 scalings), SPEC 4 (the safetensors checkpoint) and SPEC 5 (the evaluation protocol),
 all in float64 with PyTorch. It reads nothing of poslab's C++; its only inputs are a
 checkpoint and a prepared data folder.
@@ -77,7 +77,8 @@ def write_safetensors(path, tensors, meta):
 
 def synth_checkpoint(path, pe, n_layer, n_head, n_embd, vocab_size, T0, max_len=None,
                      theta=10000.0, causal=True, seed=0, std=0.3, attn_std=None,
-                     rope_layout=None, rope_fraction=None, t5_buckets=32, t5_max_distance=128):
+                     rope_layout=None, rope_fraction=None, t5_buckets=32, t5_max_distance=128,
+                     embedding=None):
     """A random checkpoint with large weights: sharp attention, so the loss depends
     strongly on positions (a barely trained model hardly uses them)."""
     g = torch.Generator().manual_seed(seed)
@@ -86,7 +87,10 @@ def synth_checkpoint(path, pe, n_layer, n_head, n_embd, vocab_size, T0, max_len=
     def rnd(*shape, sd=std):
         return torch.randn(*shape, generator=g, dtype=DT) * sd
 
-    w = {"transformer.wte.weight": rnd(vocab_size, d, sd=0.5)}
+    # scaled: wte drawn as its init (std d^-0.5), so the input sqrt(d) wte[ids] has per-dim std
+    # 1 and a position table still counts (0.5 * sqrt(d) would drown it)
+    emb_sd = 1 / math.sqrt(d) if embedding == "scaled" else 0.5
+    w = {"transformer.wte.weight": rnd(vocab_size, d, sd=emb_sd)}
     if pe == "learned":
         w["transformer.wpe.weight"] = rnd(max_len, d, sd=0.5)
     for i in range(n_layer):
@@ -119,6 +123,8 @@ def synth_checkpoint(path, pe, n_layer, n_head, n_embd, vocab_size, T0, max_len=
     if pe == "t5":
         meta["t5_buckets"] = str(t5_buckets)
         meta["t5_max_distance"] = str(t5_max_distance)
+    if embedding is not None:  # absent: an older file, read as gpt2
+        meta["embedding"] = embedding
     write_safetensors(path, w, meta)
 
 
@@ -152,6 +158,9 @@ class Config:
         self.max_len = int(meta["max_len"]) if "max_len" in meta else None
         self.rope_theta = float(meta.get("rope_theta", "10000"))
         self.causal = meta.get("causal", "true") == "true"
+        self.embedding = meta.get("embedding", "gpt2")
+        if self.embedding not in ("gpt2", "scaled"):
+            raise ValueError(f"embedding {self.embedding!r} is not gpt2|scaled")
         self.hd = self.n_embd // self.n_head
         # rope options; absent: interleaved pairs over all hd dims
         self.rope_layout = meta.get("rope_layout", "interleaved")
@@ -289,7 +298,11 @@ class Model:
         """ids (B, T) -> logits (B, T, V) in float64."""
         c, w = self.cfg, self.w
         B, T = ids.shape
-        x = w["transformer.wte.weight"][ids]
+        # x = e * wte[ids]: e = sqrt(d) for embedding = scaled, 1 for gpt2
+        e = math.sqrt(c.n_embd) if c.embedding == "scaled" else 1.0
+        if mutant == "scale_ignored":  # wrong: the embedding key not read
+            e = 1.0
+        x = e * w["transformer.wte.weight"][ids]
         if c.pe == "learned":
             if T > c.max_len:
                 raise ValueError(f"window length {T} exceeds max_len {c.max_len}")
@@ -299,6 +312,8 @@ class Model:
             tab = sinusoidal_table(T, c.n_embd)
             if mutant == "sin_concat":  # wrong layout: [sin..., cos...]
                 tab = torch.cat([tab[:, 0::2], tab[:, 1::2]], dim=1)
+            if mutant == "scaled_table":  # wrong: the table multiplied by e as well
+                tab = e * tab
             x = x + tab
         for i in range(c.n_layer):
             p = f"transformer.h.{i}."
@@ -310,7 +325,10 @@ class Model:
             h = linear(h, w[p + "mlp.c_proj.weight"], w[p + "mlp.c_proj.bias"])
             x = x + h
         x = layer_norm(x, w["transformer.ln_f.weight"], w["transformer.ln_f.bias"])
-        return x @ w["transformer.wte.weight"].t()
+        head = w["transformer.wte.weight"]  # tied, and unscaled
+        if mutant == "scaled_head":  # wrong: the input's factor e on the head too
+            head = e * head
+        return x @ head.t()
 
     def attention(self, x, p, scaling, s, mutant):
         c, w = self.cfg, self.w
@@ -454,6 +472,9 @@ SENSITIVITY = {  # (pe, scaling) -> a plausible wrong reading of the SPEC
     ("learned", "none"): "no_wpe",
     ("t5", "none"): "t5_reversed",
 }
+# For embedding = scaled, on every pe: readings that get the factor e = sqrt(d) wrong.
+SCALED_SENSITIVITY = ("scale_ignored", "scaled_head")
+SCALED_PE_SENSITIVITY = {"sinusoidal": "scaled_table"}
 
 
 def compare(manifest, tol, sensitivity):
@@ -508,6 +529,9 @@ def compare(manifest, tol, sensitivity):
         muts = (muts,) if isinstance(muts, str) else muts
         if m.cfg.pe == "rope" and m.cfg.rope_r < m.cfg.hd and scaling in (None, "ntk"):
             muts = muts + ("rope_all_dims",)
+        if m.cfg.embedding == "scaled" and scaling is None:
+            muts = muts + SCALED_SENSITIVITY + tuple(
+                [SCALED_PE_SENSITIVITY[m.cfg.pe]] if m.cfg.pe in SCALED_PE_SENSITIVITY else [])
         if (sensitivity and L == maxlen[(ckpt, scaling, factor)]
                 and len(ours["buckets"]) == 16):
             for mut in muts:
@@ -551,6 +575,7 @@ def main():
     sy.add_argument("--rope-fraction", type=float)
     sy.add_argument("--t5-buckets", type=int, default=32)
     sy.add_argument("--t5-max-distance", type=int, default=128)
+    sy.add_argument("--embedding", help="metadata value (default: no key, read as gpt2)")
     cmp_ = sub.add_parser("compare")
     cmp_.add_argument("manifest")
     cmp_.add_argument("--tol", type=float, default=1e-4)
@@ -569,7 +594,8 @@ def main():
         synth_checkpoint(a.out, a.pe, a.layers, a.heads, a.d, V, a.ctx, a.max_len,
                          a.theta, a.causal == "true", a.seed, attn_std=a.attn_std,
                          rope_layout=a.rope_layout, rope_fraction=a.rope_fraction,
-                         t5_buckets=a.t5_buckets, t5_max_distance=a.t5_max_distance)
+                         t5_buckets=a.t5_buckets, t5_max_distance=a.t5_max_distance,
+                         embedding=a.embedding)
         return 0
     bad = compare(a.manifest, a.tol, a.sensitivity)
     print(f"{bad} comparison(s) failed" if bad else "all comparisons agree")

@@ -1,13 +1,14 @@
-// Our AVX-512 sgemm against a plain triple loop in double, on every layout and edge it meets:
-// both transposes, ragged tiles (M, N not multiples of 12 / 32), K past one packed block
-// (KC = 256), leading dimensions wider than the matrix, alpha/beta, and beta = 0 over a C full
-// of NaN (which must not be read). Skipped on CPUs without AVX-512 (OpenBLAS runs instead).
+// Our sgemm against a plain triple loop in double, with every micro-kernel this CPU can run
+// (AVX2 and AVX-512), on every layout and edge it meets: both transposes, ragged tiles (M, N not
+// multiples of the tile), K past one packed block (KC = 256), leading dimensions wider than the
+// matrix, alpha/beta, and beta = 0 over a C full of NaN (which must not be read). A kernel the
+// CPU lacks is skipped with a warning (OpenBLAS runs there instead).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "tensor/sgemm_avx512.h"
+#include "tensor/sgemm.h"
 #include "tensor/tensor.h"
 
 using namespace poslab;
@@ -37,58 +38,87 @@ std::vector<double> reference(const Case& c, const std::vector<float>& A, int64_
   return out;
 }
 
-}  // namespace
-
-TEST_CASE("sgemm_avx512 equals the triple loop on every layout and edge", "[tensor][gemm]") {
-  if (!kernel::sgemm_avx512_enabled()) {
-    WARN("this CPU has no AVX-512 (or POSLAB_GEMM=blas): OpenBLAS runs instead; nothing to test");
-    return;
+// The micro-kernels this CPU can run (a warning for each it cannot).
+std::vector<const kernel::SgemmKernel*> runnable_kernels() {
+  std::vector<const kernel::SgemmKernel*> out;
+  for (kernel::Isa isa : {kernel::Isa::avx2, kernel::Isa::avx512}) {
+    if (kernel::cpu_isa_supported() >= isa)
+      out.push_back(kernel::sgemm_kernel_for(isa));
+    else
+      WARN("this CPU has no " << kernel::isa_name(isa) << ": that sgemm kernel is not tested here");
   }
+  return out;
+}
+
+std::vector<Case> layout_cases() {
   std::vector<Case> cases;
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       cases.push_back({ta, tb, 1, 1, 1, 1.f, 0.f});
       cases.push_back({ta, tb, 12, 32, 7, 1.f, 0.f});
+      cases.push_back({ta, tb, 6, 16, 9, 1.f, 1.f});         // one AVX2 tile exactly
       cases.push_back({ta, tb, 13, 33, 300, 1.f, 0.f});      // ragged, two k-blocks
       cases.push_back({ta, tb, 97, 70, 513, 0.5f, 1.f});     // three k-blocks, accumulate
       cases.push_back({ta, tb, 200, 129, 64, -2.f, 0.25f});  // several row blocks
       cases.push_back({ta, tb, 5, 17, 1, 1.f, 0.f});
-      cases.push_back({ta, tb, 50, 32, 300, 1.f, 1.f});  // one panel: A read in place
+      cases.push_back({ta, tb, 50, 32, 300, 1.f, 1.f});  // one AVX-512 panel: A read in place
+      cases.push_back({ta, tb, 50, 12, 40, 1.f, 1.f});   // one AVX2 panel: A read in place
+      cases.push_back({ta, tb, 7, 9, 3, 1.f, 0.f});      // one partial column of 8 past 8
     }
-  Generator g(7);
-  for (const Case& c : cases) {
-    // Leading dimensions wider than the rows they hold, as for views into a fused qkv.
-    int64_t a_rows = c.ta ? c.K : c.M, a_cols = c.ta ? c.M : c.K;
-    int64_t b_rows = c.tb ? c.N : c.K, b_cols = c.tb ? c.K : c.N;
-    int64_t lda = a_cols + 3, ldb = b_cols + 5, ldc = c.N + 2;
-    std::vector<float> A(a_rows * lda), B(b_rows * ldb), C(c.M * ldc);
-    for (auto& v : A) v = float(g.normal());
-    for (auto& v : B) v = float(g.normal());
-    for (auto& v : C) v = c.beta == 0 ? std::numeric_limits<float>::quiet_NaN() : float(g.normal());
-    std::vector<double> want = reference(c, A, lda, B, ldb, C, ldc);
-    kernel::sgemm_avx512(c.ta, c.tb, c.M, c.N, c.K, c.alpha, A.data(), lda, B.data(), ldb, c.beta,
-                         C.data(), ldc);
-    INFO("ta=" << c.ta << " tb=" << c.tb << " M=" << c.M << " N=" << c.N << " K=" << c.K);
-    for (int64_t i = 0; i < c.M; ++i)
-      for (int64_t j = 0; j < c.N; ++j) {
-        // f32 sums of K products of N(0,1) values: error ~ eps * sqrt(K) * |terms|
-        double tol = 1e-5 * std::sqrt(double(c.K)) * (1 + std::abs(want[i * ldc + j]));
-        INFO("C[" << i << "," << j << "]");
-        REQUIRE(std::abs(C[i * ldc + j] - want[i * ldc + j]) <= tol);
-      }
-    // The padding columns between rows of C are never written.
-    if (c.beta == 0)
-      for (int64_t i = 0; i < c.M; ++i) REQUIRE(std::isnan(C[i * ldc + c.N]));
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("sgemm equals the triple loop on every layout and edge, for every kernel",
+          "[tensor][gemm]") {
+  const std::vector<Case> cases = layout_cases();
+  for (const kernel::SgemmKernel* uk : runnable_kernels()) {
+    Generator g(7);
+    for (const Case& c : cases) {
+      // Leading dimensions wider than the rows they hold, as for views into a fused qkv.
+      int64_t a_rows = c.ta ? c.K : c.M, a_cols = c.ta ? c.M : c.K;
+      int64_t b_rows = c.tb ? c.N : c.K, b_cols = c.tb ? c.K : c.N;
+      int64_t lda = a_cols + 3, ldb = b_cols + 5, ldc = c.N + 2;
+      std::vector<float> A(a_rows * lda), B(b_rows * ldb), C(c.M * ldc);
+      for (auto& v : A) v = float(g.normal());
+      for (auto& v : B) v = float(g.normal());
+      for (auto& v : C)
+        v = c.beta == 0 ? std::numeric_limits<float>::quiet_NaN() : float(g.normal());
+      std::vector<double> want = reference(c, A, lda, B, ldb, C, ldc);
+      kernel::sgemm(*uk, c.ta, c.tb, c.M, c.N, c.K, c.alpha, A.data(), lda, B.data(), ldb, c.beta,
+                    C.data(), ldc);
+      INFO(uk->name << ": ta=" << c.ta << " tb=" << c.tb << " M=" << c.M << " N=" << c.N
+                    << " K=" << c.K);
+      for (int64_t i = 0; i < c.M; ++i)
+        for (int64_t j = 0; j < c.N; ++j) {
+          // f32 sums of K products of N(0,1) values: error ~ eps * sqrt(K) * |terms|
+          double tol = 1e-5 * std::sqrt(double(c.K)) * (1 + std::abs(want[i * ldc + j]));
+          INFO("C[" << i << "," << j << "]");
+          REQUIRE(std::abs(C[i * ldc + j] - want[i * ldc + j]) <= tol);
+        }
+      // The padding columns between rows of C are never written.
+      if (c.beta == 0)
+        for (int64_t i = 0; i < c.M; ++i) REQUIRE(std::isnan(C[i * ldc + c.N]));
+    }
   }
 }
 
-TEST_CASE("sgemm_avx512 with K = 0 sets C to beta*C", "[tensor][gemm]") {
-  if (!kernel::sgemm_avx512_enabled()) return;
-  std::vector<float> C = {std::numeric_limits<float>::quiet_NaN(), 2.f};
-  kernel::sgemm_avx512(false, false, 1, 2, 0, 1.f, nullptr, 1, nullptr, 2, 0.f, C.data(), 2);
-  REQUIRE(C[0] == 0.f);
-  REQUIRE(C[1] == 0.f);
-  C = {1.f, 2.f};
-  kernel::sgemm_avx512(false, false, 1, 2, 0, 1.f, nullptr, 1, nullptr, 2, 3.f, C.data(), 2);
-  REQUIRE(C[1] == 6.f);
+TEST_CASE("sgemm with K = 0 sets C to beta*C", "[tensor][gemm]") {
+  for (const kernel::SgemmKernel* uk : runnable_kernels()) {
+    std::vector<float> C = {std::numeric_limits<float>::quiet_NaN(), 2.f};
+    kernel::sgemm(*uk, false, false, 1, 2, 0, 1.f, nullptr, 1, nullptr, 2, 0.f, C.data(), 2);
+    REQUIRE(C[0] == 0.f);
+    REQUIRE(C[1] == 0.f);
+    C = {1.f, 2.f};
+    kernel::sgemm(*uk, false, false, 1, 2, 0, 1.f, nullptr, 1, nullptr, 2, 3.f, C.data(), 2);
+    REQUIRE(C[1] == 6.f);
+  }
+}
+
+TEST_CASE("POSLAB_ISA caps the kernels at what the CPU has", "[tensor][gemm]") {
+  // The choice is made once per process; here it only has to be one the CPU can run.
+  REQUIRE(kernel::cpu_isa() <= kernel::cpu_isa_supported());
+  const kernel::SgemmKernel* uk = kernel::sgemm_kernel_for(kernel::cpu_isa());
+  REQUIRE((uk == nullptr) == (kernel::cpu_isa() == kernel::Isa::generic));
 }

@@ -147,7 +147,7 @@ std::optional<EvalResult> read_eval(const std::string& path, int64_t windows) {
 
 void prepare_study_data(const StudyConfig& c, const StudyPlan& p) {
   if (c.force || !fs::exists(c.data() + "/val.bin"))
-    write_corpus(build_corpus(corpus_text("fortunes")), c.data());
+    write_corpus(prepare_corpus("fortunes"), c.data());
   for (const TaskSpec& t : p.tasks)
     if (c.force || !fs::exists(t.data + "/val.bin"))
       write_corpus(build_corpus(task_text(t.name, t.lines, t.train_len, 7)), t.data);

@@ -1,0 +1,155 @@
+// sgemm.cpp — our own single-precision matrix product: the blocked driver shared by every ISA.
+//
+// Why it exists: OpenBLAS picks its kernels by CPU model. On a CPU it does not recognise (this
+// project's VMs report a generic "AMD EPYC" or "Intel Xeon Processor") it may fall back to its
+// SSE3 "Prescott" kernels, ~30 GFLOP/s per core, unless OPENBLAS_CORETYPE is set in the
+// environment — which we may not do for the user. Even where it guesses right, its packing and
+// thread start-up weigh heavily on the model's many mid-sized products. These few hundred lines
+// run faster on the same cores (bench/RESULTS.md), on AVX2+FMA and on AVX-512 CPUs alike. f64
+// (gradchecks) and CPUs without AVX2 keep OpenBLAS; POSLAB_GEMM=blas forces it for f32 too.
+//
+// Scalar math (row-major, op(X) = X or X^T as asked):
+//   C[m,n] = alpha * sum_k op(A)[m,k] * op(B)[k,n] + beta * C[m,n]
+//
+// The method is Goto's (K. Goto, R. van de Geijn, "Anatomy of High-Performance Matrix
+// Multiplication", ACM TOMS 34(3), 2008):
+//   for each block of KC along k:
+//     pack op(B)[pc:pc+KC, :] into panels of NR columns, k-major: the micro-kernel reads one
+//       row of a panel (NR floats = two vector registers) per k, in order;
+//     for each strip of MR rows (strips are shared out among the threads):
+//       read op(A)[strip, pc:pc+KC] in place (packed, zero-padded, at the ragged edge only);
+//       for each B panel: the micro-kernel computes an MR x NR tile of C.
+// Packing B turns either layout (transposed or not, any leading dimension) into the same
+// unit-stride stream and pads ragged edges with zeros; the packed B block (KC x N) stays in
+// L2 and each MR x KC strip of A in L1 while it sweeps across every panel of B. (Goto packs A
+// as well, against TLB misses on huge matrices; at this model's sizes reading it in place
+// measured faster.) MR and NR come
+// from the micro-kernel (12 x 32 with AVX-512, 6 x 16 with AVX2: sgemm_avx512.cpp,
+// sgemm_avx2.cpp). Every C element is summed in the same order whatever the thread count
+// (threads split rows only), so results are deterministic.
+#include "tensor/sgemm.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace poslab::kernel {
+
+namespace {
+
+constexpr int64_t KC = 256;  // depth of one packed block (a 16-column B panel: 16 KiB)
+
+// Packs op(A)[i0:i0+mr, pc:pc+kc] into dst[k*mr + i], zero past row m.
+void pack_a_strip(const float* A, bool ta, int64_t lda, int64_t pc, int64_t kc, int64_t i0,
+                  int64_t m, int64_t mr, float* dst) {
+  const int64_t h = std::min(mr, m - i0);
+  if (ta) {  // A^T stored (K,M): the mr values of one k are contiguous
+    for (int64_t k = 0; k < kc; ++k) {
+      const float* src = A + (pc + k) * lda + i0;
+      for (int64_t i = 0; i < mr; ++i) dst[k * mr + i] = i < h ? src[i] : 0.f;
+    }
+    return;
+  }
+  for (int64_t i = 0; i < mr; ++i) {
+    if (i >= h) {
+      for (int64_t k = 0; k < kc; ++k) dst[k * mr + i] = 0.f;
+      continue;
+    }
+    const float* src = A + (i0 + i) * lda + pc;
+    for (int64_t k = 0; k < kc; ++k) dst[k * mr + i] = src[k];
+  }
+}
+
+// Per-thread packing buffers, grown once and reused: a training step allocates nothing here.
+std::vector<float>& a_buffer() {
+  static thread_local std::vector<float> buf;
+  return buf;
+}
+std::vector<float>& b_buffer() {
+  static thread_local std::vector<float> buf;
+  return buf;
+}
+
+// No products (K = 0): C = beta*C, where beta == 0 writes zeros without reading C.
+void scale_c(int64_t M, int64_t N, float beta, float* C, int64_t ldc) {
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0.f ? 0.f : beta * C[i * ldc + j];
+}
+
+}  // namespace
+
+const SgemmKernel* sgemm_kernel_for(Isa isa) {
+  switch (isa) {
+    case Isa::avx512:
+      return &sgemm_avx512_kernel;
+    case Isa::avx2:
+      return &sgemm_avx2_kernel;
+    case Isa::generic:
+      break;
+  }
+  return nullptr;
+}
+
+const SgemmKernel* sgemm_kernel() {
+  static const SgemmKernel* k = [] {
+    const char* env = std::getenv("POSLAB_GEMM");
+    if (env && std::strcmp(env, "blas") == 0) return static_cast<const SgemmKernel*>(nullptr);
+    return sgemm_kernel_for(cpu_isa());
+  }();
+  return k;
+}
+
+void sgemm(const SgemmKernel& uk, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
+           const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
+           int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) return scale_c(M, N, beta, C, ldc);
+  const int64_t MR = uk.mr, NR = uk.nr;
+  const int64_t panels = (N + NR - 1) / NR, strips = (M + MR - 1) / MR;
+  std::vector<float>& bp = b_buffer();
+  // sized for this product's depth: attention's Q K^T (K = D = 32) against thousands of keys
+  // would otherwise hold KC / D = 8 times the memory it uses, per thread
+  bp.resize(static_cast<size_t>(panels * NR * std::min(KC, K)));
+  // Threads only for products big enough to pay for waking them, and never nested: the
+  // attention kernel already calls us from inside its own parallel loop.
+  const bool threaded = !omp_in_parallel() && M * N * K >= (int64_t(1) << 18);
+  for (int64_t pc = 0; pc < K; pc += KC) {
+    const int64_t kc = std::min(KC, K - pc);
+    const float beta_k = pc == 0 ? beta : 1.f;  // later k-blocks accumulate onto C
+    float* bpd = bp.data();
+#pragma omp parallel if (threaded)
+    {
+#pragma omp for schedule(static)
+      for (int64_t jp = 0; jp < panels; ++jp)
+        uk.pack_b(B, tb, ldb, pc, kc, jp * NR, N, bpd + jp * NR * kc);
+      std::vector<float>& ap = a_buffer();
+      ap.resize(static_cast<size_t>(MR * KC));
+#pragma omp for schedule(static)
+      for (int64_t s = 0; s < strips; ++s) {
+        const int64_t r = s * MR;
+        // A full strip is read in place, from its rows of A or, transposed, its MR contiguous
+        // values per k: the strip (MR x KC) stays in L1 while it sweeps the panels of B, and
+        // bench_train_step ran 7-11% faster so than with the strip packed. Only the ragged
+        // edge is packed (zero-padded to MR rows).
+        const float* a = ap.data();
+        int64_t rs = 1, cs = MR;
+        if (r + MR <= M) {
+          a = ta ? A + pc * lda + r : A + r * lda + pc;
+          rs = ta ? 1 : lda, cs = ta ? lda : 1;
+        } else {
+          pack_a_strip(A, ta, lda, pc, kc, r, M, MR, ap.data());
+        }
+        for (int64_t jp = 0; jp < panels; ++jp) {
+          const int64_t c = jp * NR;
+          uk.micro(kc, a, rs, cs, bpd + jp * NR * kc, alpha, beta_k, C + r * ldc + c, ldc,
+                   std::min(MR, M - r), std::min(NR, N - c));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace poslab::kernel

@@ -1,0 +1,43 @@
+// sgemm.h — our own f32 matrix product: one blocked driver (sgemm.cpp, Goto's method) and a
+// register micro-kernel per vector ISA (sgemm_avx2.cpp, sgemm_avx512.cpp), picked at run time.
+// kernel::gemm<float> calls sgemm with sgemm_kernel(), or OpenBLAS's cblas_sgemm when that is
+// null (a CPU without AVX2+FMA, POSLAB_ISA=generic, or POSLAB_GEMM=blas).
+#pragma once
+#include <cstdint>
+
+#include "tensor/cpu_isa.h"
+
+namespace poslab::kernel {
+
+// What the driver needs from one ISA. Both functions are compiled for that ISA only.
+struct SgemmKernel {
+  const char* name;  // "avx2 6x16", for benchmarks and test messages
+  int64_t mr, nr;    // the register tile of C: mr rows x nr columns
+  // Packs op(B)[pc:pc+kc, j0:j0+nr] into dst[k*nr + j], zero past column n (the edge of C).
+  void (*pack_b)(const float* B, bool tb, int64_t ldb, int64_t pc, int64_t kc, int64_t j0,
+                 int64_t n, float* dst);
+  // C[0:h, 0:w] = alpha * sum_k a[0:mr, k] b[k, 0:nr] + beta * C (beta == 0 never reads C).
+  // Element (i,k) of the A strip is a[i*rs + k*cs]: (1, mr) packed, (1, lda) for stored A^T
+  // read in place, (lda, 1) for stored A read in place.
+  void (*micro)(int64_t kc, const float* a, int64_t rs, int64_t cs, const float* b, float alpha,
+                float beta, float* C, int64_t ldc, int64_t h, int64_t w);
+};
+
+extern const SgemmKernel sgemm_avx2_kernel;    // 6 x 16, ymm registers, AVX2 + FMA
+extern const SgemmKernel sgemm_avx512_kernel;  // 12 x 32, zmm registers, AVX-512F
+
+// The kernel for an ISA (null for generic: OpenBLAS multiplies there).
+const SgemmKernel* sgemm_kernel_for(Isa isa);
+
+// The kernel gemm<float> uses on this machine: sgemm_kernel_for(cpu_isa()), or null when
+// POSLAB_GEMM=blas forces OpenBLAS (decided once per process).
+const SgemmKernel* sgemm_kernel();
+
+// Row-major C (M,N) = alpha * op(A) op(B) + beta * C, op(X) = X^T when trans; same contract as
+// cblas_sgemm with CblasRowMajor. beta == 0 never reads C. The caller makes sure the CPU runs
+// `uk`'s instructions (cpu_isa_supported() >= its ISA).
+void sgemm(const SgemmKernel& uk, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+           float alpha, const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
+           float* C, int64_t ldc);
+
+}  // namespace poslab::kernel
