@@ -1,6 +1,6 @@
 // commands.h — the subcommands of `poslab` that the trainer owns. Each takes the arguments
-// after its name and returns the process exit code; errors are thrown and reported by main()
-// (train/study/main.cpp, which adds the study's `experiments`).
+// after its name and returns the process exit code; errors are thrown and reported by the
+// program's main(), which sits above every library and adds the other subcommands.
 #pragma once
 #include "tensor/dtype.h"
 

@@ -10,6 +10,7 @@
 #include "train/checkpoint.h"
 #include "train/log.h"
 #include "train/study/runner.h"
+#include "train/study/schedule.h"
 #include "train/study/tables.h"
 
 #ifndef POSLAB_SOURCE_DIR
@@ -21,18 +22,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string need(const StudyConfig& c, const std::string& run, const std::string& path) {
+// `path`, which run `r` makes; a missing one names the command that makes it.
+std::string need(const StudyConfig& c, const RunSpec& r, const std::string& path) {
   if (!fs::exists(path))
-    fail("collect: ", path, " is missing: run ", run, " is not done (make it with `poslab ",
-         "experiments --out ", c.out, " --job ", run, "`, or run the study without --report)");
+    fail("collect: ", path, " is missing: run ", r.name, " is not done; make it with `",
+         job_command_line(c, r), "` (or run the study without --report)");
   return path;
 }
 
 // runs.csv: the options of each run, the last row of its log, its training time, its size.
 RunRow run_row(const StudyConfig& c, const RunSpec& r) {
   const std::string dir = c.run_dir(r.name);
-  std::vector<LogRow> log = read_log(need(c, r.name, dir + "/log.csv"));
-  Checkpoint ck = load_checkpoint(need(c, r.name, dir + "/model.safetensors"));
+  std::vector<LogRow> log = read_log(need(c, r, dir + "/log.csv"));
+  Checkpoint ck = load_checkpoint(need(c, r, dir + "/model.safetensors"));
   RunRow row;
   row.run = r.name;
   row.pe = pe_name(r.train.model.pe);
@@ -75,7 +77,7 @@ void collect_evals(const StudyConfig& c, const StudyPlan& p) {
   for (const EvalSpec& e : p.evals)
     for (int64_t L : c.lens) {
       if (!evaluates_at(p.run(e.run), L)) continue;
-      const std::string path = need(c, e.run, eval_path(c, e, L));
+      const std::string path = need(c, p.run(e.run), eval_path(c, e, L));
       std::optional<EvalResult> r = read_eval(path, eval_windows(c, L));
       if (!r)
         fail("collect: ", path, " is unreadable or made with other settings; redo it with `",
@@ -99,9 +101,9 @@ void collect_scores(const StudyConfig& c, const StudyPlan& p) {
   for (const RunSpec& r : p.runs) {
     const std::string dir = c.run_dir(r.name);
     if (r.mlm_check)
-      for (const MlmRow& m : read_rows<MlmRow>(need(c, r.name, dir + "/mlm.csv"))) mlm.push_back(m);
+      for (const MlmRow& m : read_rows<MlmRow>(need(c, r, dir + "/mlm.csv"))) mlm.push_back(m);
     if (r.task)
-      for (const TaskRow& t : read_rows<TaskRow>(need(c, r.name, dir + "/tasks.csv")))
+      for (const TaskRow& t : read_rows<TaskRow>(need(c, r, dir + "/tasks.csv")))
         tasks.push_back(t);
   }
   write_rows(c.out + "/mlm.csv", mlm);

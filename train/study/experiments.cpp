@@ -35,8 +35,8 @@ std::vector<FlagSpec> experiment_flags() {
       {"force", "redo every run and evaluation", true},
       {"device", "cpu|cuda (default cpu)"},
       {"jobs",
-       "N  runs made at once, each in its own process with cores/N threads (default: one per "
-       "core on the CPU, 1 with --device cuda)"},
+       "N  runs made at once, each in its own process with cores/N threads (default: measured, "
+       "1 or one per core; 1 with --device cuda)"},
       {"plan", "print each pending run as a standalone command (for GNU parallel, Slurm)", true},
       {"job", "NAME  make one run of the study (a line of --plan)"},
       {"report", "only gather the finished runs and write the report", true}};
@@ -85,18 +85,20 @@ void write_study_report(const StudyConfig& c, double seconds) {
   write_report(c.out, info);
 }
 
-// Makes the pending runs: in this process (--jobs 1) or as child processes. By default on the
-// CPU, one run per core, each on one thread: these small matrices keep a second thread of one
-// run busy only part of the time, so independent runs get more tokens per second out of the
-// same cores (measured in the README). On a GPU, one run at a time.
+// Makes the pending runs: in this process (--jobs 1) or as child processes. Without --jobs on
+// the CPU, measures which makes more tokens per second on this machine now: one run on every
+// core, or one run per core on one thread each (a few seconds; see measure_jobs). On a GPU,
+// one run at a time.
 void make_runs(const StudyConfig& c, const StudyPlan& p, int64_t jobs_flag) {
   std::vector<const RunSpec*> runs = pending_runs(c, p);
   std::fprintf(stderr, "%zu of %zu runs to make\n", runs.size(), p.runs.size());
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  int jobs = jobs_flag > 0              ? static_cast<int>(jobs_flag)
-             : c.device == Device::cuda ? 1
-                                        : std::min<int>(cores, static_cast<int>(runs.size()));
-  if (jobs <= 1 || runs.size() <= 1) return run_in_process(c, p, runs);
+  int jobs = static_cast<int>(jobs_flag);
+  if (jobs == 0)
+    jobs =
+        c.device == Device::cuda || runs.size() <= 1 ? 1 : measure_jobs(c, p.runs.front(), cores);
+  jobs = std::min<int>(jobs, static_cast<int>(runs.size()));
+  if (jobs <= 1) return run_in_process(c, p, runs);
   run_as_jobs(c, runs, jobs, std::max(1, cores / jobs));
 }
 
@@ -111,7 +113,9 @@ int cmd_experiments(int argc, char** argv) {
   const int64_t jobs = a.integer("jobs", 0, 1, 1024);  // 0: the default of make_runs
   make_output_dirs(c);
   if (a.has("job")) {
-    prepare_study_data(c, p);
+    StudyConfig keep = c;  // a job prepares only missing corpora: --force redoes the run, and
+    keep.force = false;    // other jobs may be reading the corpora right now
+    prepare_study_data(keep, p);
     make_run(c, p, p.run(a.str("job", "")));
     return 0;
   }

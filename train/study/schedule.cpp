@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <map>
 
+#include "train/log.h"
 #include "train/progress.h"
 #include "train/study/runner.h"
 
@@ -40,14 +41,10 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-// Starts one child: the job's command, its output to runs/<name>/job.log.
-pid_t start_child(const StudyConfig& c, const RunSpec& r, int threads) {
-  std::vector<std::string> cmd = job_command(c, r);
-  const std::string log = c.run_dir(r.name) + "/job.log";
-  std::error_code ec;
-  std::filesystem::create_directories(c.run_dir(r.name), ec);
+// Starts `cmd` as a child process on `threads` OpenMP threads, its output to `log`.
+pid_t spawn(std::vector<std::string> cmd, const std::string& log, int threads) {
   pid_t pid = fork();
-  if (pid < 0) fail("--jobs: fork failed for run ", r.name);
+  if (pid < 0) fail("--jobs: fork failed for ", cmd.back());
   if (pid > 0) return pid;
   int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd >= 0) dup2(fd, 1), dup2(fd, 2), close(fd);
@@ -58,6 +55,48 @@ pid_t start_child(const StudyConfig& c, const RunSpec& r, int threads) {
   execv(argv[0], argv.data());
   std::perror("execv");
   _exit(127);
+}
+
+// Starts one run of the study as a child: its output to runs/<name>/job.log.
+pid_t start_child(const StudyConfig& c, const RunSpec& r, int threads) {
+  std::error_code ec;
+  std::filesystem::create_directories(c.run_dir(r.name), ec);
+  return spawn(job_command(c, r), c.run_dir(r.name) + "/job.log", threads);
+}
+
+// The summed training throughput (tokens/s, log.csv) of `n` short copies of run `r` trained
+// at once, `threads` threads each.
+double probe_throughput(const StudyConfig& c, const RunSpec& r, int n, int threads) {
+  const TrainOptions& o = r.train;
+  const std::string dir = c.out + "/calibrate";
+  std::vector<pid_t> pids;
+  for (int i = 0; i < n; ++i) {
+    const std::string out = dir + "/probe" + std::to_string(i);
+    std::filesystem::create_directories(out);
+    pids.push_back(spawn({self_path(),    "train",
+                          "--data",       o.data,
+                          "--out",        out,
+                          "--steps",      "6",
+                          "--eval-every", "6",
+                          "--batch",      std::to_string(o.batch),
+                          "--ctx",        std::to_string(o.model.block_size),
+                          "--d",          std::to_string(o.model.n_embd),
+                          "--layers",     std::to_string(o.model.n_layer),
+                          "--heads",      std::to_string(o.model.n_head),
+                          "--pe",         pe_name(o.model.pe),
+                          "--device",     device_name(o.model.device),
+                          "--quiet",      "--force"},
+                         out + "/probe.log", threads));
+  }
+  double total = 0;
+  for (int i = 0; i < n; ++i) {
+    int status = 0;
+    waitpid(pids[i], &status, 0);
+    const std::string log = dir + "/probe" + std::to_string(i) + "/log.csv";
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !std::filesystem::exists(log)) return 0;
+    total += read_log(log).back().tokens_per_s;
+  }
+  return total;
 }
 
 }  // namespace
@@ -89,6 +128,20 @@ std::string job_command_line(const StudyConfig& c, const RunSpec& r) {
   std::string line;
   for (const std::string& a : job_command(c, r)) line += (line.empty() ? "" : " ") + shell_quote(a);
   return line;
+}
+
+int measure_jobs(const StudyConfig& c, const RunSpec& probe, int cores) {
+  if (cores <= 1) return 1;
+  const double one = probe_throughput(c, probe, 1, cores);
+  const double many = probe_throughput(c, probe, cores, 1);
+  std::error_code ec;
+  std::filesystem::remove_all(c.out + "/calibrate", ec);
+  const int jobs = many > one ? cores : 1;
+  std::fprintf(stderr,
+               "measured on %s: one run on %d threads %.0f tokens/s, %d runs on one thread each "
+               "%.0f tokens/s in all -> --jobs %d\n",
+               probe.name.c_str(), cores, one, cores, many, jobs);
+  return jobs;
 }
 
 void run_in_process(const StudyConfig& c, const StudyPlan& p,
