@@ -2,9 +2,20 @@
 
 #include <cmath>
 
+#include "posenc/t5.h"
 #include "tensor/device.h"
 
 namespace poslab {
+
+// --rope-fraction f must leave at least one rotated pair: r = 2 floor(f D / 2) >= 2.
+static void validate_rope_fraction(const GPTConfig& c) {
+  if (!(c.rope_fraction > 0 && c.rope_fraction <= 1))
+    fail("--rope-fraction: expected f in (0, 1], but got ", c.rope_fraction);
+  int64_t D = c.n_embd / c.n_head, r = rope_rotated_dims(D, c.rope_fraction);
+  if (r < 2)
+    fail("--rope-fraction: f = ", c.rope_fraction, " rotates r = 2 floor(f D / 2) = ", r,
+         " of D = ", D, " dims of a head; expected at least one pair (r >= 2)");
+}
 
 void GPTConfig::validate() const {
   if (vocab_size <= 0) fail("model: expected vocab_size > 0, but got ", vocab_size);
@@ -18,6 +29,8 @@ void GPTConfig::validate() const {
          n_embd / n_head, " (d = ", n_embd, ", heads = ", n_head, ")");
   if (pe == PeKind::rope && !(rope_theta > 1))
     fail("--theta: expected theta > 1, but got ", rope_theta);
+  if (pe == PeKind::rope) validate_rope_fraction(*this);
+  if (pe == PeKind::t5) validate_t5({t5_buckets, t5_max_distance, causal});
   if (pe == PeKind::learned && max_len != 0 && max_len < block_size)
     fail("--max-len: expected at least --ctx = ", block_size, ", but got ", max_len);
   require_device(device, "--device cuda");
@@ -30,7 +43,12 @@ GPT::GPT(const GPTConfig& cfg, uint64_t seed) : cfg_(cfg) {
   Generator gen(seed);
   int64_t C = cfg_.n_embd;
   wte_ = Embedding(cfg_.vocab_size, C, cfg_.embedding, gen, cfg_.dtype);
-  PosencConfig pc{cfg_.pe, C, cfg_.n_head, cfg_.max_len, cfg_.rope_theta, cfg_.dtype};
+  PosencConfig pc;
+  pc.kind = cfg_.pe, pc.d_model = C, pc.n_head = cfg_.n_head, pc.max_len = cfg_.max_len;
+  pc.theta = cfg_.rope_theta, pc.rope_layout = cfg_.rope_layout;
+  pc.rope_fraction = cfg_.rope_fraction;
+  pc.t5_buckets = cfg_.t5_buckets, pc.t5_max_distance = cfg_.t5_max_distance;
+  pc.causal = cfg_.causal, pc.dtype = cfg_.dtype;
   pc.init_std = embedding_init_std(cfg_.embedding, C);  // a learned wpe starts like wte
   pe_ = make_posenc(pc, gen);
   double proj_std = 0.02 / std::sqrt(2.0 * cfg_.n_layer);

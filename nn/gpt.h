@@ -27,6 +27,10 @@ struct GPTConfig {
   int64_t max_len = 0;       // learned: rows of wpe (0: block_size)
   PeKind pe = PeKind::rope;
   double rope_theta = 10000;
+  RopeLayout rope_layout = RopeLayout::interleaved;  // rope: which dims pair up (posenc/rope.h)
+  double rope_fraction = 1;                          // rope: share of each head rotated, (0, 1]
+  int64_t t5_buckets = 32;                           // t5: rows of rel_bias (posenc/t5.h)
+  int64_t t5_max_distance = 128;                     // t5: the last bucket's start
   bool causal = true;
   EmbeddingKind embedding = EmbeddingKind::gpt2;  // input scale and init of wte, wpe
   DType dtype = DType::f32;                       // f64 for gradient checks

@@ -5,7 +5,7 @@
 
 namespace poslab::kernel::cuda {
 
-Tensor rope_apply(const Tensor&, const Tensor&, const Tensor&, double) {
+Tensor rope_apply(const Tensor&, const Tensor&, const Tensor&, bool, double) {
   no_cuda("rope");
 }
 

@@ -1,16 +1,20 @@
 // posenc.cpp — names, parsing and the factory. Each scheme is in its own file.
 #include "posenc/posenc.h"
 
+#include <cmath>
+
 #include "posenc/alibi.h"
 #include "posenc/learned.h"
 #include "posenc/none.h"
 #include "posenc/rope.h"
 #include "posenc/sinusoidal.h"
+#include "posenc/t5.h"
 
 namespace poslab {
 
 const std::vector<std::string>& pe_names() {
-  static const std::vector<std::string> names{"none", "learned", "sinusoidal", "rope", "alibi"};
+  static const std::vector<std::string> names{"none", "learned", "sinusoidal",
+                                              "rope", "alibi",   "t5"};
   return names;
 }
 
@@ -50,6 +54,24 @@ const char* scaling_name(ScalingKind kind) {
   return scaling_names()[static_cast<int>(kind)].c_str();
 }
 
+static const std::vector<std::string>& rope_layout_names() {
+  static const std::vector<std::string> names{"interleaved", "half"};
+  return names;
+}
+
+RopeLayout parse_rope_layout(const std::string& name) {
+  return static_cast<RopeLayout>(
+      index_of(rope_layout_names(), name, "--rope-layout: unknown layout"));
+}
+
+const char* rope_layout_name(RopeLayout layout) {
+  return rope_layout_names()[static_cast<int>(layout)].c_str();
+}
+
+int64_t rope_rotated_dims(int64_t D, double fraction) {
+  return 2 * static_cast<int64_t>(std::floor(fraction * static_cast<double>(D) / 2));
+}
+
 void PositionalEncoding::set_scaling(const RopeScaling& s) {
   if (s.kind != ScalingKind::none)
     fail("--rope-scaling: ", scaling_name(s.kind),
@@ -68,9 +90,13 @@ std::unique_ptr<PositionalEncoding> make_posenc(const PosencConfig& cfg, Generat
     case PeKind::sinusoidal:
       return std::make_unique<SinusoidalPE>(cfg.d_model);
     case PeKind::rope:
-      return std::make_unique<RoPE>(cfg.d_model / cfg.n_head, cfg.theta);
+      return std::make_unique<RoPE>(cfg.d_model / cfg.n_head, cfg.theta, cfg.rope_layout,
+                                    cfg.rope_fraction);
     case PeKind::alibi:
       return std::make_unique<ALiBi>(cfg.n_head);
+    case PeKind::t5:
+      return std::make_unique<T5Bias>(
+          cfg.n_head, T5Options{cfg.t5_buckets, cfg.t5_max_distance, cfg.causal}, gen, cfg.dtype);
   }
   fail("posenc: unknown kind");
 }

@@ -19,7 +19,7 @@
 
 namespace poslab {
 
-enum class PeKind { none, learned, sinusoidal, rope, alibi };
+enum class PeKind { none, learned, sinusoidal, rope, alibi, t5 };
 PeKind parse_pe(const std::string& name);  // error lists the valid names
 const char* pe_name(PeKind kind);
 const std::vector<std::string>& pe_names();
@@ -28,6 +28,14 @@ const std::vector<std::string>& pe_names();
 enum class ScalingKind { none, linear, ntk, dynamic, yarn };
 ScalingKind parse_scaling(const std::string& name);  // error lists the valid names
 const char* scaling_name(ScalingKind kind);
+
+// RoPE's two options (posenc/rope.h explains both): which dims form a rotated pair, and the
+// share of each head's dims that is rotated at all.
+enum class RopeLayout { interleaved, half };
+RopeLayout parse_rope_layout(const std::string& name);  // error lists the valid names
+const char* rope_layout_name(RopeLayout layout);
+// r = 2 floor(f D / 2): the rotated dims of a head of D dims under --rope-fraction f.
+int64_t rope_rotated_dims(int64_t D, double fraction);
 
 struct RopeScaling {
   ScalingKind kind = ScalingKind::none;
@@ -41,6 +49,11 @@ struct PosencConfig {
   int64_t n_head = 0;    // H (D = C / H)
   int64_t max_len = 0;   // learned: rows of wpe
   double theta = 10000;  // rope base
+  RopeLayout rope_layout = RopeLayout::interleaved;
+  double rope_fraction = 1;  // in (0, 1]
+  int64_t t5_buckets = 32;   // t5: rows of rel_bias (posenc/t5.h)
+  int64_t t5_max_distance = 128;
+  bool causal = true;  // t5: the bucket function's two forms
   DType dtype = DType::f32;
   // learned: std of wpe's initial values, that of wte (0.02 or C^-0.5, nn/embedding.h)
   double init_std = 0.02;

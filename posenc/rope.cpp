@@ -9,10 +9,16 @@
 
 namespace poslab {
 
-RoPE::RoPE(int64_t head_dim, double theta) : d_(head_dim), theta_(theta) {
+RoPE::RoPE(int64_t head_dim, double theta, RopeLayout layout, double fraction)
+    : d_(head_dim), r_(rope_rotated_dims(head_dim, fraction)), theta_(theta), layout_(layout) {
   if (head_dim % 2 != 0)
     fail("rope: expected an even head dim D (RoPE rotates pairs of dims), but got D = ", head_dim);
   if (!(theta > 1)) fail("rope: expected theta > 1, but got ", theta);
+  if (!(fraction > 0 && fraction <= 1))
+    fail("rope: expected a rope fraction f in (0, 1], but got ", fraction);
+  if (r_ < 2)
+    fail("rope: rope fraction f = ", fraction, " rotates r = 2 floor(f D / 2) = ", r_,
+         " of D = ", head_dim, " dims; expected at least one pair (r >= 2)");
 }
 
 void rope_tables(const RopeFrequencies& f, int64_t pos0, int64_t T, DType dtype, Tensor* cos,
@@ -30,11 +36,15 @@ void rope_tables(const RopeFrequencies& f, int64_t pos0, int64_t T, DType dtype,
 }
 
 // One kernel for both directions: sign = +1 rotates by +a (forward), -1 by -a (backward).
-//   y[2i]   = x[2i] c - sign x[2i+1] s
-//   y[2i+1] = sign x[2i] s + x[2i+1] c
+// Pair i < r/2 of each head is (lo, hi) = (2i, 2i+1) interleaved, (i, i + r/2) half:
+//   y[lo] = x[lo] c - sign x[hi] s
+//   y[hi] = sign x[lo] s + x[hi] c
+// and dims r..D-1 are copied (the identity, in both directions).
 template <class T>
-static void rope_kernel(const Tensor& x, const T* cos, const T* sin, T* y, T sign) {
-  int64_t B = x.size(0), Tn = x.size(1), H = x.size(2), D = x.size(3), half = D / 2;
+static void rope_kernel(const Tensor& x, const T* cos, const T* sin, int64_t r, bool half_layout,
+                        T* y, T sign) {
+  int64_t B = x.size(0), Tn = x.size(1), H = x.size(2), D = x.size(3), half = r / 2;
+  int64_t lo_step = half_layout ? 1 : 2, hi_off = half_layout ? half : 1;
   const T* px = x.data<T>();
   int64_t sb = x.strides()[0], st = x.strides()[1], sh = x.strides()[2];
 #pragma omp parallel for collapse(2) if (x.numel() > (1 << 14))
@@ -45,38 +55,60 @@ static void rope_kernel(const Tensor& x, const T* cos, const T* sin, T* y, T sig
         T* yr = y + ((b * Tn + t) * H + h) * D;
         const T *c = cos + t * half, *s = sin + t * half;
         for (int64_t i = 0; i < half; ++i) {
-          T x0 = xr[2 * i], x1 = xr[2 * i + 1];
-          yr[2 * i] = x0 * c[i] - sign * x1 * s[i];
-          yr[2 * i + 1] = sign * x0 * s[i] + x1 * c[i];
+          int64_t lo = i * lo_step, hi = lo + hi_off;
+          T x0 = xr[lo], x1 = xr[hi];
+          yr[lo] = x0 * c[i] - sign * x1 * s[i];
+          yr[hi] = sign * x0 * s[i] + x1 * c[i];
         }
+        for (int64_t d = r; d < D; ++d) yr[d] = xr[d];
       }
 }
 
-static Tensor rope_apply(const Tensor& x_in, const Tensor& cos, const Tensor& sin, double sign) {
-  if (x_in.device() == Device::cuda) return kernel::cuda::rope_apply(x_in, cos, sin, sign);
+static Tensor rope_apply(const Tensor& x_in, const Tensor& cos, const Tensor& sin,
+                         RopeLayout layout, double sign) {
+  bool half_layout = layout == RopeLayout::half;
+  if (x_in.device() == Device::cuda)
+    return kernel::cuda::rope_apply(x_in, cos, sin, half_layout, sign);
   Tensor x = x_in.strides().back() == 1 ? x_in : x_in.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    rope_kernel<T>(x, cos.data<T>(), sin.data<T>(), y.data<T>(), static_cast<T>(sign));
+    rope_kernel<T>(x, cos.data<T>(), sin.data<T>(), 2 * cos.size(1), half_layout, y.data<T>(),
+                   static_cast<T>(sign));
   });
   return y;
 }
 
-Tensor rope_rotate(const Tensor& x, const Tensor& cos, const Tensor& sin) {
+Tensor rope_rotate(const Tensor& x, const Tensor& cos, const Tensor& sin, RopeLayout layout) {
   check_same("rope", x, cos);
   if (x.dim() != 4 || x.size(3) % 2 != 0)
     fail("rope: expected x (B,T,H,D) with an even head dim D, but got x of shape ",
          shape_str(x.shape()));
-  Shape want{x.size(1), x.size(3) / 2};
-  if (cos.shape() != want || sin.shape() != want || !cos.is_contiguous() || !sin.is_contiguous())
-    fail("rope: expected contiguous cos/sin tables ", shape_str(want), " for x ",
-         shape_str(x.shape()), ", but got ", shape_str(cos.shape()), " and ",
-         shape_str(sin.shape()));
+  bool tables_ok = cos.dim() == 2 && cos.size(0) == x.size(1) && cos.size(1) >= 1 &&
+                   2 * cos.size(1) <= x.size(3) && sin.shape() == cos.shape() &&
+                   cos.is_contiguous() && sin.is_contiguous();
+  if (!tables_ok)
+    fail("rope: expected contiguous cos/sin tables (T, r/2) with T = ", x.size(1),
+         " and 2 <= r <= D = ", x.size(3), " for x ", shape_str(x.shape()), ", but got ",
+         shape_str(cos.shape()), " and ", shape_str(sin.shape()));
   // backward: dx = R^T dy, the same kernel with the sine negated (derivation in rope.h)
-  return record("rope", rope_apply(x, cos, sin, +1), {&x}, [cos, sin](const Tensor& dy) {
-    return std::vector<Tensor>{rope_apply(dy, cos, sin, -1)};
-  });
+  return record("rope", rope_apply(x, cos, sin, layout, +1), {&x},
+                [cos, sin, layout](const Tensor& dy) {
+                  return std::vector<Tensor>{rope_apply(dy, cos, sin, layout, -1)};
+                });
+}
+
+// x: (B,T,H,D) of a half-layout head -> the same values in the interleaved order (rope.h):
+// dim i goes to 2i and dim i + r/2 to 2i + 1 for i < r/2; dims r..D-1 stay. A copy, without
+// gradient (dynamic scaling is evaluation only): q . k is unchanged, the pairs become (2i, 2i+1).
+static Tensor interleaved_order(const Tensor& x, int64_t r) {
+  int64_t B = x.size(0), T = x.size(1), H = x.size(2), D = x.size(3);
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
+  Tensor halves = x.slice(3, 0, r).contiguous().reshape({B, T, H, 2, r / 2});         // [a | b]
+  Tensor pairs = halves.permute({0, 1, 2, 4, 3}).contiguous().reshape({B, T, H, r});  // a0 b0 a1..
+  y.slice(3, 0, r).copy_(pairs);
+  if (r < D) y.slice(3, r, D).copy_(x.slice(3, r, D));
+  return y;
 }
 
 AttentionTerms RoPE::attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0,
@@ -87,8 +119,9 @@ AttentionTerms RoPE::attention_terms(const Tensor& q, const Tensor& k, int64_t q
   if (!causal) fail("rope: dynamic scaling needs a causal model");
   if (q.dim() != 4 || q.size(3) != d_)
     fail("rope: expected q (B,T,H,D) with D = ", d_, ", but got ", shape_str(q.shape()));
-  Tensor w = dynamic_row_frequencies(d_, theta_, scaling_.train_len, q_pos0, q.size(1));
-  return {q, k, Tensor(), w.to(q.device())};
+  Tensor w = dynamic_row_frequencies(d_, r_, theta_, scaling_.train_len, q_pos0, q.size(1));
+  if (layout_ == RopeLayout::interleaved) return {q, k, Tensor(), w.to(q.device())};
+  return {interleaved_order(q, r_), interleaved_order(k, r_), Tensor(), w.to(q.device())};
 }
 
 // x: (B,T,H,D) at positions pos0..pos0+T-1 in a context of length L.
@@ -99,7 +132,7 @@ Tensor RoPE::rotate(const Tensor& x, int64_t pos0, int64_t L) const {
     fail(
         "rope: dynamic scaling rotates each query row with its own theta, inside attention "
         "(attention_terms), not as a separate rotation");
-  RopeFrequencies f = rope_frequencies(d_, theta_, scaling_, L);
+  RopeFrequencies f = rope_frequencies(r_, theta_, scaling_, L);
   int64_t end = pos0 + x.size(1);
   Tables& t = tables_;
   bool same = t.cos.defined() && t.f.freq == f.freq && t.f.pos_scale == f.pos_scale &&
@@ -110,7 +143,7 @@ Tensor RoPE::rotate(const Tensor& x, int64_t pos0, int64_t L) const {
     t.cos = t.cos.to(x.device()), t.sin = t.sin.to(x.device());
     t.f = f, t.dtype = x.dtype(), t.device = x.device();
   }
-  return rope_rotate(x, t.cos.slice(0, pos0, end), t.sin.slice(0, pos0, end));
+  return rope_rotate(x, t.cos.slice(0, pos0, end), t.sin.slice(0, pos0, end), layout_);
 }
 
 }  // namespace poslab

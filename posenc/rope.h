@@ -1,10 +1,10 @@
-// rope.h — Rotary Position Embedding (Su et al., "RoFormer", 2021), interleaved pairs.
+// rope.h — Rotary Position Embedding (Su et al., "RoFormer", 2021).
 //
-// Inside each head (D dims), pair i = (x[2i], x[2i+1]), i = 0..D/2-1, is rotated by the angle
-// a = p * freq_i with freq_i = theta^(-2i/D) (theta = 10000 by default):
+// Inside each head (D dims), the first r dims are cut into r/2 pairs; pair i is rotated by the
+// angle a = p * freq_i with freq_i = theta^(-2i/r) (theta = 10000 by default):
 //
-//   x'[2i]   = x[2i] cos a - x[2i+1] sin a          [x'_2i  ]   [cos a  -sin a] [x_2i  ]
-//   x'[2i+1] = x[2i] sin a + x[2i+1] cos a          [x'_2i+1] = [sin a   cos a] [x_2i+1]
+//   x'[lo] = x[lo] cos a - x[hi] sin a              [x'_lo]   [cos a  -sin a] [x_lo]
+//   x'[hi] = x[lo] sin a + x[hi] cos a              [x'_hi] = [sin a   cos a] [x_hi]
 //
 // applied to q and k (not v) at their own positions, before the dot product. Why it encodes
 // relative position: a rotation by angle a is orthogonal, R(a)^T R(b) = R(b - a), so
@@ -12,32 +12,54 @@
 // depends on m - n only (test: "RoPE keeps norms, is the identity at position 0, and is
 // relative", tests/posenc/test_posenc.cpp).
 //
+// Which dims form pair i (--rope-layout):
+//   interleaved  (lo, hi) = (2i, 2i+1)        the RoFormer paper, GPT-J, Meta's Llama code
+//   half         (lo, hi) = (i, i + r/2)      GPT-NeoX, HF Llama's `rotate_half`
+// D = 8, r = 8: interleaved rotates (0,1) (2,3) (4,5) (6,7), half rotates (0,4) (1,5) (2,6) (3,7),
+// pair i at freq_i in both. They are the same rotation up to a renaming of dims: a half-layout
+// model equals an interleaved one whose q and k rows of c_attn (weights and biases) are
+// permuted by pi(i) = 2i, pi(i + r/2) = 2i + 1, since q . k sums over all dims in any order
+// (test: "RoPE half layout is interleaved with permuted q/k rows", tests/nn). Converting a
+// checkpoint between the two conventions permutes those rows; loading one with the other
+// layout silently gives a different, worse model.
+//
+// How many dims (--rope-fraction f in (0, 1]): r = 2 floor(f D / 2) (GPT-NeoX `rotary_pct`);
+// dims r..D-1 pass through unchanged, so they carry content only, free of position. The
+// frequencies are spread over the r rotated dims (theta^(-2i/r)), and every scaling
+// (rope_scaling.h) uses r in place of D. f = 1 (r = D) is the full RoPE above.
+//
 // Backward (hand-derived). Per pair, y = R x with R = [[c, -s], [s, c]] constant, so
 //   dL/dx = R^T dL/dy = [[c, s], [-s, c]] dy:
-//   dx[2i]   =  dy[2i] cos a + dy[2i+1] sin a
-//   dx[2i+1] = -dy[2i] sin a + dy[2i+1] cos a
-// i.e. the inverse rotation: the forward with the sine negated. One kernel, one sign
-// (tests: "gradcheck: rope: ...", tests/posenc/gradcheck_posenc.cpp). It holds for any cos/sin
-// table, including YaRN's, whose entries carry an amplitude (0.1 ln s + 1): R is then a scaled
-// rotation, still R^T dy.
+//   dx[lo] =  dy[lo] cos a + dy[hi] sin a
+//   dx[hi] = -dy[lo] sin a + dy[hi] cos a
+// i.e. the inverse rotation: the forward with the sine negated. The unrotated dims are the
+// identity, dx = dy. One kernel, one sign (tests: "gradcheck: rope: ...",
+// tests/posenc/gradcheck_posenc.cpp). It holds for any cos/sin table, including YaRN's, whose
+// entries carry an amplitude (0.1 ln s + 1): R is then a scaled rotation, still R^T dy.
+//
+// Dynamic scaling hands attention each query row's own frequencies (rope_scaling.h), which
+// the attention kernels apply to interleaved pairs: a half-layout head is first permuted
+// into the interleaved order (the renaming above), at the cost of a copy of q and k.
 #pragma once
 #include "posenc/posenc.h"
 #include "posenc/rope_scaling.h"
 
 namespace poslab {
 
-// The differentiable RoPE op. x: (B,T,H,D) with any strides; cos, sin: (T, D/2) tables for
-// the T positions of x. Returns a contiguous (B,T,H,D).
-Tensor rope_rotate(const Tensor& x, const Tensor& cos, const Tensor& sin);
+// The differentiable RoPE op. x: (B,T,H,D) with any strides; cos, sin: (T, r/2) tables for
+// the T positions of x, r <= D the rotated dims. Returns a contiguous (B,T,H,D).
+Tensor rope_rotate(const Tensor& x, const Tensor& cos, const Tensor& sin,
+                   RopeLayout layout = RopeLayout::interleaved);
 
-// cos/sin tables (T, D/2) for positions pos0..pos0+T-1 under `f` (frequencies, position
+// cos/sin tables (T, r/2) for positions pos0..pos0+T-1 under `f` (frequencies, position
 // scale and amplitude), built in double and returned in dtype.
 void rope_tables(const RopeFrequencies& f, int64_t pos0, int64_t T, DType dtype, Tensor* cos,
                  Tensor* sin);
 
 class RoPE final : public PositionalEncoding {
  public:
-  RoPE(int64_t head_dim, double theta);
+  RoPE(int64_t head_dim, double theta, RopeLayout layout = RopeLayout::interleaved,
+       double fraction = 1);
   PeKind kind() const override { return PeKind::rope; }
   // q and k rotated at their positions; with dynamic scaling, q and k as given and each query
   // row's own frequencies (row_freqs), since no single rotation of the keys serves every row.
@@ -49,11 +71,14 @@ class RoPE final : public PositionalEncoding {
   void set_scaling(const RopeScaling& s) override { scaling_ = s; }
   const RopeScaling& scaling() const { return scaling_; }
   int64_t head_dim() const { return d_; }
+  int64_t rotated_dims() const { return r_; }
+  RopeLayout layout() const { return layout_; }
   double theta() const { return theta_; }
 
  private:
-  int64_t d_;
+  int64_t d_, r_;  // D, and r <= D the rotated dims
   double theta_;
+  RopeLayout layout_;
   RopeScaling scaling_;
   // The cos/sin tables of positions [0, rows) for the last frequencies, dtype and device
   // asked for: a forward rotates q and k of every layer with the same tables, so they are
@@ -62,7 +87,7 @@ class RoPE final : public PositionalEncoding {
     RopeFrequencies f;
     DType dtype = DType::f32;
     Device device = Device::cpu;
-    Tensor cos, sin;  // (rows, D/2)
+    Tensor cos, sin;  // (rows, r/2)
   };
   mutable Tables tables_;
 };

@@ -6,8 +6,10 @@
 
 namespace poslab::kernel::cuda {
 
-// x: (B,T,H,D) with unit stride along D; cos, sin: (T, D/2) -> rotated (B,T,H,D) contiguous;
+// x: (B,T,H,D) with unit stride along D; cos, sin: (T, r/2) -> (B,T,H,D) contiguous with the
+// first r dims of each head rotated in pairs (2i, 2i+1), or (i, i + r/2) when half_layout;
 // sign = -1 rotates backwards (the backward pass).
-Tensor rope_apply(const Tensor& x, const Tensor& cos, const Tensor& sin, double sign);
+Tensor rope_apply(const Tensor& x, const Tensor& cos, const Tensor& sin, bool half_layout,
+                  double sign);
 
 }  // namespace poslab::kernel::cuda

@@ -18,6 +18,11 @@ double rope_scale_factor(const RopeScaling& sc, int64_t L) {
 }
 
 double ntk_theta(double theta, int64_t D, double s) {
+  if (D <= 2)
+    fail(
+        "rope scaling ntk/dynamic: theta s^(r/(r-2)) needs more than r = 2 rotated dims, but "
+        "got r = ",
+        D);
   return theta * std::pow(s, static_cast<double>(D) / (D - 2));
 }
 
@@ -61,13 +66,14 @@ RopeFrequencies rope_frequencies(int64_t D, double theta, const RopeScaling& sc,
   return r;
 }
 
-Tensor dynamic_row_frequencies(int64_t D, double theta, int64_t T0, int64_t q_pos0, int64_t Tq) {
+Tensor dynamic_row_frequencies(int64_t D, int64_t r, double theta, int64_t T0, int64_t q_pos0,
+                               int64_t Tq) {
   if (T0 <= 0) fail("rope scaling: the training length T0 is unknown");
   int64_t half = D / 2;
-  std::vector<double> w(Tq * half);
+  std::vector<double> w(Tq * half, 0.0);  // pairs from r/2 on: the unrotated dims, w = 0
   for (int64_t i = 0; i < Tq; ++i) {
     double s = std::max(1.0, static_cast<double>(q_pos0 + i + 1) / T0);
-    std::vector<double> f = rope_base_frequencies(D, ntk_theta(theta, D, s));
+    std::vector<double> f = rope_base_frequencies(r, ntk_theta(theta, r, s));
     std::copy(f.begin(), f.end(), w.begin() + i * half);
   }
   return Tensor::from_vector(w, {Tq, half}, DType::f64);

@@ -38,6 +38,16 @@ void save_checkpoint(const GPT& model, int64_t step, const std::string& path) {
   char theta[64];
   std::snprintf(theta, sizeof theta, "%.17g", c.rope_theta);
   meta.push_back({"rope_theta", theta});
+  if (c.pe == PeKind::rope) {
+    char fraction[64];
+    std::snprintf(fraction, sizeof fraction, "%.17g", c.rope_fraction);
+    meta.push_back({"rope_layout", rope_layout_name(c.rope_layout)});
+    meta.push_back({"rope_fraction", fraction});
+  }
+  if (c.pe == PeKind::t5) {
+    meta.push_back({"t5_buckets", std::to_string(c.t5_buckets)});
+    meta.push_back({"t5_max_distance", std::to_string(c.t5_max_distance)});
+  }
   meta.push_back({"causal", c.causal ? "true" : "false"});
   meta.push_back({"step", std::to_string(step)});
   meta.push_back({"embedding", embedding_name(c.embedding)});
@@ -75,6 +85,39 @@ static std::string meta_choice(const std::map<std::string, std::string>& m, cons
   fail(path, ": __metadata__ '", key, "' = '", it->second, "' is not one of ", list);
 }
 
+// rope_layout and rope_fraction; absent: interleaved and 1 (checkpoints from before the options).
+static void read_rope_options(const std::map<std::string, std::string>& m, const std::string& path,
+                              GPTConfig& c) {
+  c.rope_layout = parse_rope_layout(
+      meta_choice(m, "rope_layout", path, {"interleaved", "half"}, "interleaved"));
+  auto f = m.find("rope_fraction");
+  if (f == m.end()) return;
+  char* end = nullptr;
+  c.rope_fraction = std::strtod(f->second.c_str(), &end);
+  if (f->second.empty() || *end != '\0' || !(c.rope_fraction > 0 && c.rope_fraction <= 1))
+    fail(path, ": __metadata__ 'rope_fraction' = '", f->second, "' is not a number in (0, 1]");
+}
+
+T5Options read_t5_options(const StFile& f, const std::string& path, int64_t n_head, bool causal) {
+  std::map<std::string, std::string> m(f.metadata.begin(), f.metadata.end());
+  T5Options o;
+  o.causal = causal;
+  o.num_buckets = meta_int(m, "t5_buckets", path, causal ? 2 : 4, 1 << 16);
+  int64_t max_exact = (causal ? o.num_buckets : o.num_buckets / 2) / 2;
+  o.max_distance = meta_int(m, "t5_max_distance", path, max_exact + 1, 1 << 24);
+  const char* name = "transformer.rel_bias.weight";
+  const StTensor* table = nullptr;
+  for (const StTensor& t : f.tensors)
+    if (t.name == name) table = &t;
+  if (!table)
+    fail(path, ": pe = t5, but tensor '", name, "' [t5_buckets, n_head] = [", o.num_buckets, ", ",
+         n_head, "] is missing");
+  if (table->shape != std::vector<int64_t>{o.num_buckets, n_head})
+    fail(path, ": __metadata__ 't5_buckets' = '", o.num_buckets, "' and n_head = ", n_head,
+         " do not match tensor '", name, "' of shape ", shape_str(table->shape));
+  return o;
+}
+
 Checkpoint load_checkpoint(const std::string& path, Device device) {
   StFile f = load_safetensors(path);
   std::map<std::string, std::string> m(f.metadata.begin(), f.metadata.end());
@@ -98,12 +141,18 @@ Checkpoint load_checkpoint(const std::string& path, Device device) {
     fail(path, ": __metadata__ 'causal' must be \"true\" or \"false\"");
   c.causal = causal->second == "true";
   c.embedding = parse_embedding(meta_choice(m, "embedding", path, embedding_names(), "gpt2"));
+  if (c.pe == PeKind::rope) read_rope_options(m, path, c);
+  if (c.pe == PeKind::t5) {
+    T5Options o = read_t5_options(f, path, c.n_head, c.causal);
+    c.t5_buckets = o.num_buckets, c.t5_max_distance = o.max_distance;
+  }
   c.device = device;
   int64_t step = meta_int(m, "step", path, 0, int64_t(1) << 40);
   // the config is validated before anything is allocated from it
   c.validate();
   int64_t params = c.vocab_size * c.n_embd + c.n_layer * 12 * c.n_embd * c.n_embd +
-                   (c.pe == PeKind::learned ? c.max_len * c.n_embd : 0);
+                   (c.pe == PeKind::learned ? c.max_len * c.n_embd : 0) +
+                   (c.pe == PeKind::t5 ? c.t5_buckets * c.n_head : 0);
   if (params > (int64_t(1) << 32))
     fail(path, ": the config in __metadata__ implies ", params, " parameters; refusing");
 

@@ -34,7 +34,7 @@ int cmd_prepare(int argc, char** argv) {
 static std::vector<FlagSpec> train_flags() {
   return {{"data", "DIR  prepared corpus"},
           {"out", "DIR  run directory"},
-          {"pe", "none|learned|sinusoidal|rope|alibi (default rope)"},
+          {"pe", "none|learned|sinusoidal|rope|alibi|t5 (default rope)"},
           {"steps", "N  training steps (default 2000)"},
           {"batch", "N  sequences per step (default 16)"},
           {"ctx", "N  training context length T0 (default 256)"},
@@ -46,7 +46,13 @@ static std::vector<FlagSpec> train_flags() {
           {"weight-decay", "X  AdamW decoupled weight decay on Linear weights (default 0.1)"},
           {"seed", "N  seed for init and batches (default 1337)"},
           {"theta", "X  RoPE base (default 10000)"},
+          {"rope-layout",
+           "interleaved|half  RoPE pairs (2i, 2i+1) or (i, i+r/2) (default interleaved)"},
+          {"rope-fraction",
+           "f  RoPE: rotate r = 2 floor(f D/2) dims of each head, f in (0, 1] (default 1)"},
           {"max-len", "N  learned: rows of the position table (default ctx)"},
+          {"t5-buckets", "N  t5: rows of the relative-bias table (default 32)"},
+          {"t5-max-distance", "N  t5: offsets from here on share the last bucket (default 128)"},
           {"causal", "true|false  causal mask (default true)", true},
           {"embedding",
            "gpt2|scaled  token vectors as GPT-2 (std 0.02) or scaled by sqrt(d) (default gpt2)"},
@@ -67,6 +73,27 @@ Device device_option(const Args& a) {
   return d;
 }
 
+// The flags of one scheme each; each refuses the other schemes. GPTConfig::validate checks
+// the values.
+static void positional_options(const Args& a, GPTConfig& m) {
+  m.rope_theta = a.number("theta", 10000, 1.0000001, 1e12);
+  m.max_len = a.integer("max-len", 0, 1, 1 << 24);
+  m.rope_layout =
+      parse_rope_layout(a.choice("rope-layout", "interleaved", {"interleaved", "half"}));
+  m.rope_fraction = a.number("rope-fraction", 1, -1e300, 1e300);
+  m.t5_buckets = a.integer("t5-buckets", 32, 1, 1 << 16);
+  m.t5_max_distance = a.integer("t5-max-distance", 128, 1, 1 << 24);
+  if (a.has("max-len") && m.pe != PeKind::learned) fail("--max-len applies only to --pe learned");
+  if (a.has("theta") && m.pe != PeKind::rope) fail("--theta applies only to --pe rope");
+  if (a.has("rope-layout") && m.pe != PeKind::rope)
+    fail("--rope-layout interleaved|half applies only to --pe rope");
+  if (a.has("rope-fraction") && m.pe != PeKind::rope)
+    fail("--rope-fraction f (f in (0, 1]) applies only to --pe rope");
+  for (const char* flag : {"t5-buckets", "t5-max-distance"})
+    if (a.has(flag) && m.pe != PeKind::t5)
+      fail("--", flag, " N (a positive integer) applies only to --pe t5");
+}
+
 TrainOptions train_options(const Args& a) {
   TrainOptions o;
   o.data = a.str("data", "");
@@ -82,8 +109,7 @@ TrainOptions train_options(const Args& a) {
   o.warmup = a.integer("warmup", -1, 0, 100000000);
   o.adam.weight_decay = a.number("weight-decay", 0.1, 0, 10);
   o.seed = static_cast<uint64_t>(a.integer("seed", 1337, 0, INT64_MAX));
-  o.model.rope_theta = a.number("theta", 10000, 1.0000001, 1e12);
-  o.model.max_len = a.integer("max-len", 0, 1, 1 << 24);
+  positional_options(a, o.model);
   o.model.causal = a.boolean("causal", true);
   o.model.embedding = parse_embedding(a.choice("embedding", "gpt2", embedding_names()));
   o.objective = a.choice("objective", "lm", {"lm", "mlm"});
@@ -92,9 +118,6 @@ TrainOptions train_options(const Args& a) {
   o.resume = a.boolean("resume", false);
   o.force = a.boolean("force", false);
   o.quiet = a.boolean("quiet", false);
-  if (a.has("max-len") && o.model.pe != PeKind::learned)
-    fail("--max-len applies only to --pe learned");
-  if (a.has("theta") && o.model.pe != PeKind::rope) fail("--theta applies only to --pe rope");
   o.model.device = device_option(a);
   return o;
 }

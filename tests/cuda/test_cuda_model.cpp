@@ -132,39 +132,72 @@ TEST_CASE("cuda: attention in f64 on the GPU is a clear error", "[cuda]") {
 }
 
 TEST_CASE("cuda: RoPE with every scaling, and dynamic-NTK attention", "[cuda]") {
-  // the rotation: a 2x2 product per pair, exact up to FMA rounding
-  for (ScalingKind sk :
-       {ScalingKind::none, ScalingKind::linear, ScalingKind::ntk, ScalingKind::yarn}) {
-    INFO("scaling " << scaling_name(sk));
-    RoPE rope(16, 10000);
-    rope.set_scaling({sk, 0, 64});
-    Tensor x = randn({2, 200, 3, 16}, 40);
-    Tensor xc = leaf(x, Device::cpu), xg = leaf(x, Device::cuda);
-    Tensor yc = rope.rotate(xc, 3, 203), yg = rope.rotate(xg, 3, 203);
-    REQUIRE_CLOSE(yg, yc, 1e-6, 1e-6);
-    Tensor w = randn(yc.shape(), 41);
-    backward(sum(mul(yc, w)));
-    backward(sum(mul(yg, on_gpu(w))));
-    REQUIRE_CLOSE(xg.grad(), xc.grad(), 1e-6, 1e-6);
-  }
+  // the rotation: a 2x2 product per pair, exact up to FMA rounding. Both layouts, all dims
+  // rotated or r = 6 of 16 (the other 10 copied)
+  for (RopeLayout layout : {RopeLayout::interleaved, RopeLayout::half})
+    for (double f : {1.0, 0.4})
+      for (ScalingKind sk :
+           {ScalingKind::none, ScalingKind::linear, ScalingKind::ntk, ScalingKind::yarn}) {
+        INFO(rope_layout_name(layout) << " f = " << f << " scaling " << scaling_name(sk));
+        RoPE rope(16, 10000, layout, f);
+        rope.set_scaling({sk, 0, 64});
+        Tensor x = randn({2, 200, 3, 16}, 40);
+        Tensor xc = leaf(x, Device::cpu), xg = leaf(x, Device::cuda);
+        Tensor yc = rope.rotate(xc, 3, 203), yg = rope.rotate(xg, 3, 203);
+        REQUIRE_CLOSE(yg, yc, 1e-6, 1e-6);
+        Tensor w = randn(yc.shape(), 41);
+        backward(sum(mul(yc, w)));
+        backward(sum(mul(yg, on_gpu(w))));
+        REQUIRE_CLOSE(xg.grad(), xc.grad(), 1e-6, 1e-6);
+      }
   // dynamic: rows past T0 = 64 each use their own theta; the GPU rotates by the relative
   // angle (j - P) w in one step where the CPU rotates q and k apart: a few float roundings
   NoGrad ng;
   Tensor q = randn({2, 300, 2, 16}, 42), k = randn({2, 300, 2, 16}, 43),
          v = randn({2, 300, 2, 16}, 44);
-  RoPE rope(16, 10000);
-  rope.set_scaling({ScalingKind::dynamic, 0, 64});
-  auto dynamic = [&](const Tensor& q, int64_t q_pos0) {
-    AttentionTerms t =
-        rope.attention_terms(q, q.device() == Device::cuda ? on_gpu(k) : k, q_pos0, true);
-    AttentionOptions o;
-    o.q_pos0 = q_pos0;
-    o.row_freqs = t.row_freqs;
-    return attention(t.q, t.k, q.device() == Device::cuda ? on_gpu(v) : v, o);
-  };
-  REQUIRE_CLOSE(dynamic(on_gpu(q), 0), dynamic(q, 0), 1e-4, 2e-5);
   Tensor qd = q.slice(1, 290, 300);  // decoding: 10 queries at positions 290..
-  REQUIRE_CLOSE(dynamic(on_gpu(qd), 290), dynamic(qd, 290), 1e-4, 2e-5);
+  for (RopeLayout layout : {RopeLayout::interleaved, RopeLayout::half})
+    for (double f : {1.0, 0.4}) {  // r = 16, 6 of 16
+      INFO("dynamic " << rope_layout_name(layout) << " f = " << f);
+      RoPE rope(16, 10000, layout, f);
+      rope.set_scaling({ScalingKind::dynamic, 0, 64});
+      auto dynamic = [&](const Tensor& q, int64_t q_pos0) {
+        AttentionTerms t =
+            rope.attention_terms(q, q.device() == Device::cuda ? on_gpu(k) : k, q_pos0, true);
+        AttentionOptions o;
+        o.q_pos0 = q_pos0;
+        o.row_freqs = t.row_freqs;
+        return attention(t.q, t.k, q.device() == Device::cuda ? on_gpu(v) : v, o);
+      };
+      REQUIRE_CLOSE(dynamic(on_gpu(q), 0), dynamic(q, 0), 1e-4, 2e-5);
+      REQUIRE_CLOSE(dynamic(on_gpu(qd), 290), dynamic(qd, 290), 1e-4, 2e-5);
+    }
+}
+
+TEST_CASE("cuda: a T5 model's loss and gradients, the bias table's included", "[cuda]") {
+  // nb = 8, max_distance = 12 over T = 40: every kind of bucket, the last one summing most
+  // offsets (the scatter-add of dbias by bucket on the GPU)
+  GPTConfig c;
+  c.vocab_size = 105, c.n_layer = 2, c.n_head = 2, c.n_embd = 32, c.block_size = 40;
+  c.pe = PeKind::t5, c.t5_buckets = 8, c.t5_max_distance = 12;
+  for (bool causal : {true, false}) {
+    INFO((causal ? "causal" : "bidirectional"));
+    c.causal = causal;
+    GPTConfig cg = c;
+    cg.device = Device::cuda;
+    GPT mc(c, 21), mg(cg, 21);
+    Ids x = random_ids(2, 40, 105, 22), y = random_ids(2, 40, 105, 23);
+    Tensor lc = mc.loss(x, y), lg = mg.loss(x, y);
+    REQUIRE(lg.item() == Approx(lc.item()).epsilon(1e-5));
+    backward(lc);
+    backward(lg);
+    std::vector<NamedParam> pc = mc.parameters(), pg = mg.parameters();
+    REQUIRE(pc[1].name == "transformer.rel_bias.weight");
+    for (size_t i = 0; i < pc.size(); ++i) {
+      INFO("gradient of " << pc[i].name);
+      REQUIRE_CLOSE(pg[i].tensor.grad(), pc[i].tensor.grad(), 1e-3, 1e-5);
+    }
+  }
 }
 
 TEST_CASE("cuda: AdamW and gradient clipping match the CPU", "[cuda]") {
@@ -196,8 +229,8 @@ TEST_CASE("cuda: a training step of the canonical model equals the CPU's, every 
   // AdamW step. Through 4 blocks the float roundings of two summation orders add up: loss to
   // 1e-5 relative; gradients to 1e-3 relative plus 1e-4 of each tensor's largest entry.
   Ids x = random_ids(16, 256, 105, 1), y = random_ids(16, 256, 105, 2);
-  for (PeKind pe :
-       {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi}) {
+  for (PeKind pe : {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi,
+                    PeKind::t5}) {
     INFO("pe " << pe_name(pe));
     GPTConfig cc = canonical(pe), cg = canonical(pe);
     cg.device = Device::cuda;
@@ -225,8 +258,8 @@ TEST_CASE("cuda: evaluation at 512 for every scheme and every RoPE scaling", "[c
   // per-position losses (the eval buckets) on the same random model: 1e-4 of the largest
   NoGrad no_grad;
   Ids x = random_ids(1, 512, 105, 3), y = random_ids(1, 512, 105, 4);
-  for (PeKind pe :
-       {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi}) {
+  for (PeKind pe : {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi,
+                    PeKind::t5}) {
     std::vector<ScalingKind> scalings{ScalingKind::none};
     if (pe == PeKind::rope)
       scalings = {ScalingKind::none, ScalingKind::linear, ScalingKind::ntk, ScalingKind::dynamic,
@@ -249,14 +282,19 @@ TEST_CASE("cuda: evaluation at 512 for every scheme and every RoPE scaling", "[c
 TEST_CASE("cuda: KV-cache decoding equals recomputation, every scheme", "[cuda]") {
   NoGrad no_grad;
   Ids ids = random_ids(1, 40, 105, 6);
+  std::vector<GPTConfig> configs;
   for (PeKind pe :
-       {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi}) {
-    INFO("pe " << pe_name(pe));
-    GPTConfig c = canonical(pe);
+       {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi, PeKind::t5})
+    configs.push_back(canonical(pe));
+  configs.push_back(canonical(PeKind::rope));  // half layout, r = 16 of D = 32 dims rotated
+  configs.back().rope_layout = RopeLayout::half, configs.back().rope_fraction = 0.5;
+  for (GPTConfig c : configs) {
+    INFO("pe " << pe_name(c.pe) << " " << rope_layout_name(c.rope_layout)
+               << " f = " << c.rope_fraction);
     c.block_size = 16;  // so that dynamic scaling changes theta while decoding
     c.device = Device::cuda;
     GPT m(c, 7);
-    if (pe == PeKind::rope) m.posenc().set_scaling({ScalingKind::dynamic, 0, 16});
+    if (c.pe == PeKind::rope) m.posenc().set_scaling({ScalingKind::dynamic, 0, 16});
     Tensor full = m.logits(ids);  // (1,40,V) at once
     KVCache cache = m.new_cache(40);
     Ids first{std::vector<int32_t>(ids.data.begin(), ids.data.begin() + 10), {1, 10}};
@@ -279,7 +317,7 @@ TEST_CASE("cuda: attention maps (the composed attention on the GPU)", "[cuda]") 
   // probabilities in [0, 1] from T=64 scores: 1e-5 absolute
   NoGrad no_grad;
   Ids ids = random_ids(1, 64, 105, 14);
-  for (PeKind pe : {PeKind::rope, PeKind::alibi}) {
+  for (PeKind pe : {PeKind::rope, PeKind::alibi, PeKind::t5}) {
     INFO("pe " << pe_name(pe));
     GPTConfig cc = canonical(pe), cg = canonical(pe);
     cg.device = Device::cuda;

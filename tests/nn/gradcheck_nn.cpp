@@ -9,6 +9,7 @@
 #include "nn/gpt.h"
 #include "posenc/alibi.h"
 #include "posenc/rope.h"
+#include "posenc/t5.h"
 #include "tests/support/gradcheck.h"
 
 using namespace poslab;
@@ -112,6 +113,37 @@ TEST_CASE("gradcheck: alibi: attention with ALiBi's bias where it matters", "[gr
 TEST_CASE("gradcheck: rope: attention with RoPE's rotated q and k", "[gradcheck][nn]") {
   RoPE rope(4, 10000);
   check_through_scheme("rope: attention H=2 T=9 causal", rope, qkv_leaves(2, 9, 9, 2, 4, 30), true);
+}
+
+// T5 at nb = 8, max_distance = 12 over T = 20: offsets past num_buckets/2 (log-spaced buckets)
+// and past max_distance (the last bucket), so the scatter-add sums many offsets per bucket.
+// The table drawn with std 1 (not 0.02) so that the bias shapes attention.
+TEST_CASE("gradcheck: t5: attention through the t5 bias, and the table's gradient",
+          "[gradcheck][nn]") {
+  for (bool causal : {true, false}) {
+    Generator g(40);
+    T5Bias t5(3, T5Options{8, 12, causal}, g, DType::f64);
+    {
+      NoGrad ng;
+      t5.weight().copy_(Tensor::randn({8, 3}, g, 1.0, DType::f64));
+    }
+    std::string form = causal ? " causal" : " bidirectional";
+    Qkv x = qkv_leaves(1, 20, 20, 3, 4, causal ? 41 : 44);
+    check_through_scheme("t5: attention H=3 T=20 nb=8 max_distance=12" + form, t5, x, causal);
+    Tensor rel_bias = t5.weight();    // the leaf the scheme holds, perturbed in place
+    for (int64_t q_pos0 : {0, 17}) {  // the whole window; 3 queries at 17..19 (decoding)
+      Tensor q = x.q.detach().slice(1, q_pos0, 20).contiguous(), k = x.k.detach(), v = x.v.detach();
+      CHECK_GRADCHECK(
+          "t5: attention, queries at " + std::to_string(q_pos0) + ".." + std::to_string(19) + form,
+          [&, q_pos0](auto&) {
+            AttentionTerms t = t5.attention_terms(q, k, q_pos0, causal);
+            AttentionOptions o;
+            o.causal = causal, o.q_pos0 = q_pos0, o.rel_bias = t.rel_bias;
+            return attention(t.q, t.k, v, o);
+          },
+          {rel_bias}, named({"rel_bias (8, H)"}));
+    }
+  }
 }
 
 TEST_CASE("gradcheck: ops: one Block, every parameter", "[gradcheck][nn]") {

@@ -8,6 +8,7 @@
 #include "posenc/learned.h"
 #include "posenc/rope.h"
 #include "posenc/sinusoidal.h"
+#include "posenc/t5.h"
 #include "tests/support/gradcheck.h"
 
 using namespace poslab;
@@ -46,7 +47,7 @@ TEST_CASE("gradcheck: rope: the rotation with every scaling's tables", "[gradche
   // dynamic: each row's own frequencies (dynamic_row_frequencies, what attention receives),
   // as cos/sin tables of the row's position: row t is rotated as the query at t would be
   int64_t T = 6, half = 4, pos0 = 10;
-  Tensor w = dynamic_row_frequencies(8, 10000, 8, pos0, T);
+  Tensor w = dynamic_row_frequencies(8, 8, 10000, 8, pos0, T);
   std::vector<double> cv(T * half), sv(T * half);
   for (int64_t t = 0; t < T; ++t)
     for (int64_t p = 0; p < half; ++p) {
@@ -58,6 +59,28 @@ TEST_CASE("gradcheck: rope: the rotation with every scaling's tables", "[gradche
   CHECK_GRADCHECK(
       "rope: rotate, scaling dynamic (each row's own theta, T0 = 8)",
       [c, s](auto& v) { return rope_rotate(v[0], c, s); }, {x}, named({"x"}));
+}
+
+// The half layout and a partial rotation, with every scaling's tables. D = 12: f = 1 rotates
+// all 12 dims (6 pairs), f = 0.5 rotates r = 6 (3 pairs: an odd count, so the half layout's
+// (i, i + r/2) pairing matches no interleaved one), the other 6 dims pass through. s = 4.
+TEST_CASE("gradcheck: rope: half layout and partial rotation, every scaling's tables",
+          "[gradcheck][posenc]") {
+  Tensor x = rand_leaf({2, 5, 3, 12}, 7);
+  for (RopeLayout layout : {RopeLayout::interleaved, RopeLayout::half})
+    for (double f : {1.0, 0.5})
+      for (ScalingKind k :
+           {ScalingKind::none, ScalingKind::linear, ScalingKind::ntk, ScalingKind::yarn}) {
+        if (layout == RopeLayout::interleaved && f == 1) continue;  // the case above
+        RoPE rope(12, 10000, layout, f);
+        rope.set_scaling({k, 4, 8});
+        char name[96];
+        std::snprintf(name, sizeof name, "rope: rotate, %s, r = %lld of 12, scaling %s",
+                      rope_layout_name(layout), static_cast<long long>(rope.rotated_dims()),
+                      scaling_name(k));
+        CHECK_GRADCHECK(
+            name, [&rope](auto& v) { return rope.rotate(v[0], 2, 16); }, {x}, named({"x"}));
+      }
 }
 
 TEST_CASE("gradcheck: learned: the position table added to the embeddings", "[gradcheck][posenc]") {
@@ -76,4 +99,18 @@ TEST_CASE("gradcheck: sinusoidal: the fixed table added to the embeddings", "[gr
   CHECK_GRADCHECK(
       "sinusoidal: x + PE[3..8)", [&pe](auto& v) { return pe.add_to_embeddings(v[0], 3); }, {x},
       named({"x"}));
+}
+
+// nb = 8, max_distance = 12, 20 queries over 20 keys: offsets past num_buckets/2 and past
+// max_distance, so several offsets share a bucket (the scatter-add sums them).
+TEST_CASE("gradcheck: t5: the bias table gathered from rel_bias", "[gradcheck][posenc]") {
+  for (bool causal : {true, false}) {
+    T5Options o{8, 12, causal};
+    Tensor rel_bias = rand_leaf({8, 3}, causal ? 11 : 12);
+    CHECK_GRADCHECK(
+        std::string("t5: bias table (H, 39) from rel_bias, ") +
+            (causal ? "causal" : "bidirectional"),
+        [o](auto& v) { return t5_bias_table(v[0], 0, 20, 20, o); }, {rel_bias},
+        named({"rel_bias"}));
+  }
 }

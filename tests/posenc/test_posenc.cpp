@@ -16,6 +16,31 @@ static void tables(int64_t D, int64_t pos0, int64_t T, Tensor* c, Tensor* s, dou
   rope_tables(f, pos0, T, DType::f64, c, s);
 }
 
+TEST_CASE("RoPE options: which dims are rotated, and which pairs", "[posenc]") {
+  // x = e_lo at position 1: the rotation moves it only into its partner hi
+  auto moved_to = [](RopeLayout layout, double f, int64_t lo) {
+    RoPE rope(12, 10000, layout, f);
+    Tensor x = Tensor::zeros({1, 2, 1, 12}, DType::f64);
+    x.slice(1, 1, 2).slice(3, lo, lo + 1).fill_(1.0);
+    Tensor y = rope.rotate(x, 0, 2);
+    std::vector<int64_t> nonzero;
+    for (int64_t d = 0; d < 12; ++d)
+      if (std::abs(y.at({0, 1, 0, d})) > 1e-12) nonzero.push_back(d);
+    return nonzero;
+  };
+  REQUIRE(RoPE(12, 10000, RopeLayout::half, 0.5).rotated_dims() == 6);
+  REQUIRE(RoPE(12, 10000, RopeLayout::half, 0.4).rotated_dims() == 4);  // 2 floor(2.4)
+  REQUIRE(moved_to(RopeLayout::interleaved, 1, 4) == std::vector<int64_t>{4, 5});
+  REQUIRE(moved_to(RopeLayout::half, 1, 4) == std::vector<int64_t>{4, 10});
+  REQUIRE(moved_to(RopeLayout::half, 0.5, 1) == std::vector<int64_t>{1, 4});
+  REQUIRE(moved_to(RopeLayout::interleaved, 0.5, 7) == std::vector<int64_t>{7});  // d >= r
+  REQUIRE(moved_to(RopeLayout::half, 0.5, 11) == std::vector<int64_t>{11});
+  REQUIRE_THROWS_WITH(RoPE(12, 10000, RopeLayout::half, 0.1),
+                      Contains("r = 2 floor(f D / 2) = 0") && Contains("D = 12"));
+  REQUIRE_THROWS_WITH(RoPE(12, 10000, RopeLayout::half, 1.5), Contains("(0, 1]"));
+  REQUIRE_THROWS_WITH(parse_rope_layout("diagonal"), Contains("interleaved|half"));
+}
+
 TEST_CASE("RoPE keeps norms, is the identity at position 0, and is relative", "[posenc]") {
   int64_t D = 8, T = 12;
   Tensor c, s;

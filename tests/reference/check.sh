@@ -10,9 +10,12 @@
 #   synth    - written by spec_model.py with large random weights (sharp attention, so the
 #              loss really depends on positions: a 30-step model hardly uses them), plus
 #              variants: ALiBi with 6 heads (non-power-of-two slopes), RoPE with theta 500
-#              and hd 16, no causal mask (none, alibi); embedding = scaled for none,
+#              and hd 16, RoPE with the half layout and with a rope fraction < 1 (both
+#              layouts), T5 with its defaults and with 8 buckets up to distance 12 (windows
+#              reach past it), no causal mask (none, alibi, t5); embedding = scaled for none,
 #              learned, sinusoidal, rope, and an explicit embedding = gpt2 key.
-# Trained checkpoints also with --embedding scaled (learned, sinusoidal).
+# Trained checkpoints also with --embedding scaled (learned, sinusoidal), and RoPE with
+# --rope-layout half --rope-fraction 0.5.
 # For every pe, L in {16, 32, 64, 128}; for rope also every --rope-scaling and explicit
 # --factor. Exit 0 if every loss, ppl and bucket loss agrees to 1e-4 relative, 1 if not,
 # 77 if /usr/bin/python3 has no torch. KEEP=1 keeps the temporary folder.
@@ -56,7 +59,7 @@ DATA="$TMP/data"
 
 # ---- checkpoints
 CKPTS=()   # "family pe path"
-for pe in none learned sinusoidal rope alibi; do
+for pe in none learned sinusoidal rope alibi t5; do
   extra=()
   [ "$pe" = learned ] && extra=(--max-len 128)
   if ! "$POSLAB" train --data "$DATA" --pe "$pe" --out "$TMP/$pe" --steps 30 --ctx 32 --d 32 \
@@ -65,6 +68,13 @@ for pe in none learned sinusoidal rope alibi; do
   fi
   CKPTS+=("trained $pe $TMP/$pe/model.safetensors")
 done
+if "$POSLAB" train --data "$DATA" --pe rope --rope-layout half --rope-fraction 0.5 \
+     --out "$TMP/rope_half_f05" --steps 30 --ctx 32 --d 32 --layers 2 --heads 4 --batch 8 \
+     --quiet >/dev/null; then
+  CKPTS+=("trained:half-f0.5 rope $TMP/rope_half_f05/model.safetensors")
+else
+  echo "train --pe rope --rope-layout half --rope-fraction 0.5 failed"; fail=1
+fi
 for pe in learned sinusoidal; do
   extra=()
   [ "$pe" = learned ] && extra=(--max-len 128)
@@ -86,6 +96,12 @@ synth rope rope --seed 4
 synth alibi alibi --seed 5
 synth alibi-h6 alibi --heads 6 --d 48 --seed 26
 synth rope-th500-hd16 rope --heads 2 --d 32 --theta 500 --seed 7
+synth rope-half rope --rope-layout half --seed 10
+synth rope-f0.5-hd16 rope --heads 2 --d 32 --rope-fraction 0.5 --seed 11
+synth rope-half-f0.4 rope --heads 2 --d 32 --rope-layout half --rope-fraction 0.4 --seed 12
+synth t5 t5 --seed 13
+synth t5-nb8-md12 t5 --t5-buckets 8 --t5-max-distance 12 --seed 14
+synth t5-bidir t5 --causal false --t5-buckets 8 --t5-max-distance 12 --seed 15
 synth alibi-bidir alibi --causal false --seed 8
 synth none-bidir none --causal false --seed 9
 synth none-scaled none --embedding scaled --seed 10
@@ -148,6 +164,14 @@ expect_error "--factor with dynamic" -- eval --ckpt "$SR" --data "$DATA" --len 1
 expect_error "--factor below 1" -- eval --ckpt "$SR" --data "$DATA" --len 16 --rope-scaling linear --factor 0.5 --json
 expect_error "--rope-scaling with alibi" -- eval --ckpt "$SA" --data "$DATA" --len 16 --rope-scaling ntk --json
 expect_error "learned L > max_len names both" 129 128 -- eval --ckpt "$SL" --data "$DATA" --len 129 --windows 1 --json
+expect_error "--rope-layout with alibi" --rope-layout interleaved -- train --data "$DATA" --pe alibi --rope-layout half --out "$TMP/x1" --steps 1
+expect_error "--rope-fraction with none" --rope-fraction -- train --data "$DATA" --pe none --rope-fraction 0.5 --out "$TMP/x2" --steps 1
+expect_error "unknown --rope-layout" --rope-layout interleaved half -- train --data "$DATA" --pe rope --rope-layout diagonal --out "$TMP/x3" --steps 1
+expect_error "--t5-buckets with rope" --t5-buckets -- train --data "$DATA" --pe rope --t5-buckets 8 --out "$TMP/x5" --steps 1
+expect_error "--t5-max-distance within the exact buckets" --t5-max-distance "max_exact = 16" -- train --data "$DATA" --pe t5 --t5-max-distance 16 --out "$TMP/x6" --steps 1
+expect_error "--rope-fraction 0" --rope-fraction "(0, 1]" -- train --data "$DATA" --pe rope --rope-fraction 0 --out "$TMP/x4" --steps 1
+"$PY" "$REF" synth --out "$TMP/bad_fraction.safetensors" --pe rope --data "$DATA" --rope-fraction 1.5
+expect_error "checkpoint rope_fraction 1.5" rope_fraction bad_fraction.safetensors "(0, 1]" -- eval --ckpt "$TMP/bad_fraction.safetensors" --data "$DATA" --len 16 --json
 synth bad-embedding sinusoidal --embedding fairseq --seed 15  # eval must refuse it
 expect_error "unknown embedding names the key and the file" "'embedding'" fairseq syn_bad-embedding -- \
   eval --ckpt "$TMP/syn_bad-embedding.safetensors" --data "$DATA" --len 16 --json

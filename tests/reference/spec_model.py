@@ -77,6 +77,7 @@ def write_safetensors(path, tensors, meta):
 
 def synth_checkpoint(path, pe, n_layer, n_head, n_embd, vocab_size, T0, max_len=None,
                      theta=10000.0, causal=True, seed=0, std=0.3, attn_std=None,
+                     rope_layout=None, rope_fraction=None, t5_buckets=32, t5_max_distance=128,
                      embedding=None):
     """A random checkpoint with large weights: sharp attention, so the loss depends
     strongly on positions (a barely trained model hardly uses them)."""
@@ -107,12 +108,21 @@ def synth_checkpoint(path, pe, n_layer, n_head, n_embd, vocab_size, T0, max_len=
         w[p + "mlp.c_proj.bias"] = rnd(d, sd=0.05)
     w["transformer.ln_f.weight"] = 1.0 + rnd(d, sd=0.1)
     w["transformer.ln_f.bias"] = rnd(d, sd=0.1)
+    if pe == "t5":  # large, so that the bias shapes attention
+        w["transformer.rel_bias.weight"] = rnd(t5_buckets, n_head, sd=1.5)
     meta = {"pe": pe, "n_layer": str(n_layer), "n_head": str(n_head), "n_embd": str(d),
             "vocab_size": str(vocab_size), "block_size": str(T0),
             "rope_theta": repr(float(theta)) if theta != int(theta) else str(int(theta)),
             "causal": "true" if causal else "false", "step": "0"}
     if pe == "learned":
         meta["max_len"] = str(max_len)
+    if rope_layout is not None:
+        meta["rope_layout"] = rope_layout
+    if rope_fraction is not None:
+        meta["rope_fraction"] = repr(float(rope_fraction))
+    if pe == "t5":
+        meta["t5_buckets"] = str(t5_buckets)
+        meta["t5_max_distance"] = str(t5_max_distance)
     if embedding is not None:  # absent: an older file, read as gpt2
         meta["embedding"] = embedding
     write_safetensors(path, w, meta)
@@ -152,6 +162,16 @@ class Config:
         if self.embedding not in ("gpt2", "scaled"):
             raise ValueError(f"embedding {self.embedding!r} is not gpt2|scaled")
         self.hd = self.n_embd // self.n_head
+        # rope options; absent: interleaved pairs over all hd dims
+        self.rope_layout = meta.get("rope_layout", "interleaved")
+        if self.rope_layout not in ("interleaved", "half"):
+            raise ValueError(f"unknown rope_layout {self.rope_layout}")
+        f = float(meta.get("rope_fraction", "1"))
+        if not 0 < f <= 1:
+            raise ValueError(f"rope_fraction {f} outside (0, 1]")
+        self.rope_r = 2 * math.floor(f * self.hd / 2)  # rotated dims per head
+        self.t5_buckets = int(meta.get("t5_buckets", "32"))
+        self.t5_max_distance = int(meta.get("t5_max_distance", "128"))
 
 
 def layer_norm(x, w, b):
@@ -196,22 +216,48 @@ def rope_freqs(theta, hd):
     return torch.pow(torch.tensor(theta, dtype=DT), -2.0 * i / hd)
 
 
-def rotate(x, angles, mscale=1.0):
-    """Interleaved RoPE. x (..., T, hd); angles (T, hd/2)."""
+def rotate(x, angles, mscale=1.0, layout="interleaved"):
+    """RoPE on the first r = 2 * angles.shape[-1] dims of x (..., T, hd); the rest pass
+    through. Pair i is (2i, 2i+1) interleaved, (i, i + r/2) half. angles (T, r/2)."""
+    r = 2 * angles.shape[-1]
     c = torch.cos(angles) * mscale
     s = torch.sin(angles) * mscale
-    xe, xo = x[..., 0::2], x[..., 1::2]
-    out = torch.empty_like(x)
-    out[..., 0::2] = xe * c - xo * s
-    out[..., 1::2] = xe * s + xo * c
-    return out
+    xr, rest = x[..., :r], x[..., r:]
+    if layout == "interleaved":
+        a, b = xr[..., 0::2], xr[..., 1::2]
+    else:
+        a, b = xr[..., :r // 2], xr[..., r // 2:]
+    ra, rb = a * c - b * s, a * s + b * c
+    out = torch.empty_like(xr)
+    if layout == "interleaved":
+        out[..., 0::2], out[..., 1::2] = ra, rb
+    else:
+        out[..., :r // 2], out[..., r // 2:] = ra, rb
+    return torch.cat([out, rest], dim=-1)
+
+
+def t5_bucket(n, causal, num_buckets, max_distance):
+    """T5's bucket of n = i - j (query i, key j): mesh-tensorflow's _relative_position_bucket."""
+    nb, ret = num_buckets, 0
+    if causal:
+        n = max(n, 0)
+    else:
+        nb = num_buckets // 2
+        if n < 0:  # j > i
+            ret += nb
+        n = abs(n)
+    max_exact = nb // 2
+    if n < max_exact:
+        return ret + n
+    x = math.log(n / max_exact) / math.log(max_distance / max_exact) * (nb - max_exact)
+    return ret + min(nb - 1, max_exact + math.floor(x))
 
 
 class RopePlan:
     """Frequencies, position divisor and mscale for one (scaling, s) choice."""
 
     def __init__(self, cfg, scaling, s):
-        hd, theta, T0 = cfg.hd, cfg.rope_theta, cfg.block_size
+        hd, theta, T0 = cfg.rope_r, cfg.rope_theta, cfg.block_size  # r plays hd
         self.pos_div = 1.0
         self.mscale = 1.0
         if scaling in (None, "none"):
@@ -304,6 +350,13 @@ class Model:
             bias = -m * (diff if c.causal else diff.abs())
             if mutant == "alibi_scaled":  # wrong: bias divided by sqrt(hd) too
                 bias = bias / math.sqrt(hd)
+        if c.pe == "t5":
+            sign = -1 if mutant == "t5_reversed" else 1  # wrong: rel = j - i
+            table = w["transformer.rel_bias.weight"]  # (num_buckets, H)
+            idx = torch.tensor([[t5_bucket(sign * (i - j), c.causal, c.t5_buckets,
+                                           c.t5_max_distance) for j in range(T)]
+                                for i in range(T)])
+            bias = table[idx].permute(2, 0, 1)  # (H, T, T)
         mask = torch.ones(T, T, dtype=torch.bool)
         if c.causal:
             mask = torch.tril(mask)
@@ -317,10 +370,12 @@ class Model:
             plan = RopePlan(c, scaling, s)
             ang = plan.angles(pos)
             ms = 1.0 if mutant == "yarn_no_mscale" else plan.mscale
-            if mutant == "rope_half":  # wrong: GPT-NeoX half-split convention
-                q, k = rotate_half(q, ang), rotate_half(k, ang)
-            else:
-                q, k = rotate(q, ang, ms), rotate(k, ang, ms)
+            layout = c.rope_layout
+            if mutant == "rope_other_layout":  # wrong: the other pairing of dims
+                layout = "half" if layout == "interleaved" else "interleaved"
+            if mutant == "rope_all_dims":  # wrong: rotate all hd dims, ignoring rope_fraction
+                ang = RopePlan(FullRope(c), scaling, s).angles(pos)
+            q, k = rotate(q, ang, ms, layout), rotate(k, ang, ms, layout)
         att = (q @ k.transpose(-1, -2)) / math.sqrt(hd) + bias
         att = att.masked_fill(~mask, float("-inf"))
         att = torch.softmax(att, dim=-1)
@@ -341,8 +396,8 @@ class Model:
             s_i = max(1.0, (i + 1) / T0)
             plan = RopePlan(c, "ntk", s_i)
             ang = plan.angles(pos[:i + 1])
-            qi = rotate(q[:, :, i:i + 1], ang[i:i + 1])
-            kj = rotate(k[:, :, :i + 1], ang)
+            qi = rotate(q[:, :, i:i + 1], ang[i:i + 1], layout=c.rope_layout)
+            kj = rotate(k[:, :, :i + 1], ang, layout=c.rope_layout)
             sc = (qi @ kj.transpose(-1, -2)) / math.sqrt(hd) + bias[:, i:i + 1, :i + 1]
             sc = torch.softmax(sc, dim=-1)
             y[:, :, i:i + 1] = sc @ v[:, :, :i + 1]
@@ -350,12 +405,11 @@ class Model:
         return linear(y, w[p + "c_proj.weight"], w[p + "c_proj.bias"])
 
 
-def rotate_half(x, angles):
-    """GPT-NeoX convention (pairs (i, i+hd/2)) -- only for the sensitivity check."""
-    hd = x.shape[-1]
-    c, s = torch.cos(angles), torch.sin(angles)
-    x1, x2 = x[..., :hd // 2], x[..., hd // 2:]
-    return torch.cat([x1 * c - x2 * s, x1 * s + x2 * c], dim=-1)
+class FullRope:
+    """A config seen as if rope_fraction were 1 -- only for the sensitivity check."""
+
+    def __init__(self, cfg):
+        self.rope_r, self.rope_theta, self.block_size = cfg.hd, cfg.rope_theta, cfg.block_size
 
 
 # --------------------------------------------------------------------------- SPEC 5
@@ -408,14 +462,15 @@ def rel(a, b):
 
 
 SENSITIVITY = {  # (pe, scaling) -> a plausible wrong reading of the SPEC
-    ("rope", "none"): "rope_half",
-    ("rope", "linear"): "rope_half",
-    ("rope", "ntk"): "rope_half",
+    ("rope", "none"): "rope_other_layout",  # on an interleaved model: the half split
+    ("rope", "linear"): "rope_other_layout",
+    ("rope", "ntk"): "rope_other_layout",
     ("rope", "dynamic"): ("dynamic_as_ntk", "dynamic_prefix"),
     ("rope", "yarn"): "yarn_no_mscale",
     ("sinusoidal", "none"): "sin_concat",
     ("alibi", "none"): ("alibi_scaled", "alibi_pow2_slopes"),
     ("learned", "none"): "no_wpe",
+    ("t5", "none"): "t5_reversed",
 }
 # For embedding = scaled, on every pe: readings that get the factor e = sqrt(d) wrong.
 SCALED_SENSITIVITY = ("scale_ignored", "scaled_head")
@@ -472,6 +527,8 @@ def compare(manifest, tol, sensitivity):
         bad += bool(problems)
         muts = SENSITIVITY.get((m.cfg.pe, scaling or "none"), ())
         muts = (muts,) if isinstance(muts, str) else muts
+        if m.cfg.pe == "rope" and m.cfg.rope_r < m.cfg.hd and scaling in (None, "ntk"):
+            muts = muts + ("rope_all_dims",)
         if m.cfg.embedding == "scaled" and scaling is None:
             muts = muts + SCALED_SENSITIVITY + tuple(
                 [SCALED_PE_SENSITIVITY[m.cfg.pe]] if m.cfg.pe in SCALED_PE_SENSITIVITY else [])
@@ -514,6 +571,10 @@ def main():
     sy.add_argument("--causal", default="true")
     sy.add_argument("--seed", type=int, default=0)
     sy.add_argument("--attn-std", type=float, help="std of c_attn (default 0.3)")
+    sy.add_argument("--rope-layout", choices=["interleaved", "half"])
+    sy.add_argument("--rope-fraction", type=float)
+    sy.add_argument("--t5-buckets", type=int, default=32)
+    sy.add_argument("--t5-max-distance", type=int, default=128)
     sy.add_argument("--embedding", help="metadata value (default: no key, read as gpt2)")
     cmp_ = sub.add_parser("compare")
     cmp_.add_argument("manifest")
@@ -532,6 +593,8 @@ def main():
         V = len(read_vocab(f"{a.data}/vocab.json"))
         synth_checkpoint(a.out, a.pe, a.layers, a.heads, a.d, V, a.ctx, a.max_len,
                          a.theta, a.causal == "true", a.seed, attn_std=a.attn_std,
+                         rope_layout=a.rope_layout, rope_fraction=a.rope_fraction,
+                         t5_buckets=a.t5_buckets, t5_max_distance=a.t5_max_distance,
                          embedding=a.embedding)
         return 0
     bad = compare(a.manifest, a.tol, a.sensitivity)

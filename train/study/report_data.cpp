@@ -45,7 +45,8 @@ bool is_main_name(const std::string& run, const std::string& pe, long seed) {
 }
 
 std::vector<std::string> order_pes(std::vector<std::string> pes) {
-  static const std::vector<std::string> kOrder = {"none", "learned", "sinusoidal", "rope", "alibi"};
+  static const std::vector<std::string> kOrder = {"none", "learned", "sinusoidal",
+                                                  "rope", "alibi",   "t5"};
   const auto rank = [](const std::string& pe) {
     return std::find(kOrder.begin(), kOrder.end(), pe) - kOrder.begin();
   };

@@ -25,11 +25,11 @@ TEST_CASE("the study plan names each run once, in the order of the tables", "[st
     CHECK(names.insert(r.name).second);
     CHECK(r.train.out == c.run_dir(r.name));
   }
-  // 5 schemes x 2 seeds, 2 theta ablations, 2 masked LMs, 2 tasks x 5 schemes
-  CHECK(p.runs.size() == 24);
+  // 6 schemes x 2 seeds, 2 theta ablations, 2 masked LMs, 2 tasks x 6 schemes
+  CHECK(p.runs.size() == 28);
   CHECK(p.runs.front().name == "none_s1");
-  CHECK(p.runs[10].name == "rope_theta10");
-  CHECK(p.runs.back().name == "task_passkey_alibi");
+  CHECK(p.runs[12].name == "rope_theta10");
+  CHECK(p.runs.back().name == "task_passkey_t5");
   for (const std::string& pe : p.pes) {  // every scheme's main run, found by its name
     const RunSpec& r = p.run(main_run_name(pe, c.seeds.front()));
     CHECK(pe_name(r.train.model.pe) == pe);
