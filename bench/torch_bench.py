@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The same GPT in PyTorch eager (SPEC 1), for a side-by-side speed comparison.
+"""The same GPT in PyTorch eager (docs/model.md), for a side-by-side speed comparison.
 
 Prints, per scheme, training tokens/s of the canonical config (d=128, 4 layers, 4 heads,
 T=256, batch 16, AdamW) and one evaluation window at 4096 (time, tokens/s), as

@@ -1,4 +1,4 @@
-// corpus.h — character-level corpora on disk (SPEC section 3, nanoGPT's layout).
+// corpus.h — character-level corpora on disk (docs/formats.md, nanoGPT's layout).
 //
 // A prepared corpus is a folder holding
 //   train.bin, val.bin  token ids as little-endian uint16, nothing else;
@@ -44,8 +44,8 @@ struct Corpus {
 // The largest vocabulary a uint16 id can index (ids 0..65534).
 constexpr size_t max_vocab_size = 65535;
 
-// The number of characters of one source (code points cps) that go to train: the SPEC
-// split above.
+// The number of characters of one source (code points cps) that go to train: the split
+// described above.
 size_t train_length(const std::vector<char32_t>& cps);
 
 // Builds the sorted vocabulary of all sources, encodes them and splits each as above.

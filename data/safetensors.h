@@ -1,4 +1,4 @@
-// safetensors.h — the safetensors checkpoint format (SPEC section 4), F32 only.
+// safetensors.h — the safetensors checkpoint format (docs/formats.md), F32 only.
 //
 // Layout of a file (https://github.com/huggingface/safetensors):
 //   bytes [0, 8)        N, the header length, a little-endian uint64

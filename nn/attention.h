@@ -1,4 +1,4 @@
-// attention.h — the causal self-attention module (SPEC 1):
+// attention.h — the causal self-attention module (docs/model.md):
 //
 //   qkv = c_attn(x)                  (B,T,3C);  q = cols [0,C), k = [C,2C), v = [2C,3C)
 //   q, k, v viewed as (B,T,H,D)      head h owns dims [hD, (h+1)D) — views, no copies

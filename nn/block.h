@@ -1,4 +1,4 @@
-// block.h — one pre-LayerNorm transformer block (SPEC 1):
+// block.h — one pre-LayerNorm transformer block (docs/model.md):
 //   x = x + attn(ln_1(x));   x = x + mlp(ln_2(x))          x: (B,T,C)
 #pragma once
 #include "nn/attention.h"

@@ -1,4 +1,4 @@
-// gpt.h — the character-level GPT of SPEC 1 (nanoGPT's names, SPEC 4).
+// gpt.h — the character-level GPT of docs/model.md (nanoGPT's names, docs/formats.md).
 //
 //   x      = e * wte[ids]                       (B,T,C); e = 1 (gpt2) or sqrt(C) (scaled)
 //   x     += PE[0:T]                            learned | sinusoidal only

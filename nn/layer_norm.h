@@ -1,5 +1,5 @@
 // layer_norm.h — y = (x - mean) / sqrt(var + 1e-5) * weight + bias over the last dim C,
-// var biased (divided by C), as PyTorch computes it (SPEC 1). The fused op and its
+// var biased (divided by C), as PyTorch computes it (docs/model.md). The fused op and its
 // hand-derived backward are in autograd/nn_ops.cpp (loops in tensor/layer_norm.cpp).
 #pragma once
 #include "nn/module.h"

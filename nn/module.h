@@ -1,4 +1,4 @@
-// module.h — what every nn module shares: named parameters (nanoGPT names, SPEC 4).
+// module.h — what every nn module shares: named parameters (nanoGPT names, docs/formats.md).
 #pragma once
 #include <string>
 #include <vector>

@@ -2,7 +2,7 @@
 // ICLR 2022).
 //
 // No embedding and no rotation: each head h adds a fixed, distance-proportional penalty to
-// its attention scores, after the 1/sqrt(D) scaling and before the softmax (SPEC 1-2):
+// its attention scores, after the 1/sqrt(D) scaling and before the softmax (docs/model.md):
 //
 //   scores[h, i, j] = q_i . k_j / sqrt(D)  -  m_h (i - j)        j <= i (causal)
 //                                          -  m_h |i - j|        (causal = false)

@@ -1,6 +1,6 @@
 // posenc.h — the one small interface through which the model meets a positional scheme.
 //
-// A scheme can act at two places (SPEC 1-2), each one virtual function:
+// A scheme can act at two places (docs/model.md), each one virtual function:
 //   1. the input embeddings:  x (B,T,C) += PE[pos0 .. pos0+T)        learned, sinusoidal
 //   2. inside attention:      attention_terms(q, k, ...) hands the fused attention op
 //                             (nn/attention_op.h) what the scores are made of, as data:
@@ -24,7 +24,7 @@ PeKind parse_pe(const std::string& name);  // error lists the valid names
 const char* pe_name(PeKind kind);
 const std::vector<std::string>& pe_names();
 
-// RoPE scaling at evaluation time (SPEC 2); only meaningful for rope.
+// RoPE scaling at evaluation time (docs/model.md); only meaningful for rope.
 enum class ScalingKind { none, linear, ntk, dynamic, yarn };
 ScalingKind parse_scaling(const std::string& name);  // error lists the valid names
 const char* scaling_name(ScalingKind kind);
@@ -86,7 +86,7 @@ class PositionalEncoding {
                                          bool /*causal*/) const {
     return {q, k, Tensor(), Tensor()};
   }
-  // Learned parameters with their checkpoint names (SPEC 4).
+  // Learned parameters with their checkpoint names (docs/formats.md).
   virtual std::vector<std::pair<std::string, Tensor>> parameters() const { return {}; }
   // RoPE only: evaluation-time scaling. Other schemes refuse it.
   virtual void set_scaling(const RopeScaling& s);

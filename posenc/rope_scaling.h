@@ -1,4 +1,4 @@
-// rope_scaling.h — stretching RoPE past its training length T0, zero-shot (SPEC 2).
+// rope_scaling.h — stretching RoPE past its training length T0, zero-shot (docs/model.md).
 //
 // A window of length L > T0 asks for angles p * freq_i that training never produced. Each
 // method reshapes the frequencies (or positions) with a factor s = max(1, L / T0), unless

@@ -6,7 +6,7 @@
 #   lib/   the shared libraries they load that are not part of a base system: OpenBLAS and
 #          its Fortran runtime, libgomp. Not cuBLAS: gpu_check.sh finds libcublas.so.13 on
 #          the GPU machine (CUDA toolkit or the nvidia-cublas pip package that PyTorch uses).
-#   data/  the prepared fortunes corpus (SPEC 3), which the study would otherwise build from
+#   data/  the prepared fortunes corpus (docs/formats.md), which the study would otherwise build from
 #          Debian's fortunes files.
 # Usage: scripts/gpu_bundle.sh BUILD_DIR [OUT_DIR=.gpu]
 set -euo pipefail

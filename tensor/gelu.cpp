@@ -1,4 +1,4 @@
-// gelu.cpp — GELU, tanh form (as GPT-2 and SPEC 1):
+// gelu.cpp — GELU, tanh form (as GPT-2 and docs/model.md):
 //   y = 0.5 x (1 + tanh(u)),  u = sqrt(2/pi) (x + 0.044715 x^3)
 // Backward:
 //   dy/dx = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) sqrt(2/pi) (1 + 3 * 0.044715 x^2)

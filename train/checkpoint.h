@@ -1,4 +1,4 @@
-// checkpoint.h — the model as a safetensors file with nanoGPT names (SPEC 4).
+// checkpoint.h — the model as a safetensors file with nanoGPT names (docs/formats.md).
 //
 // model.safetensors holds every parameter (F32) and, in __metadata__, the config:
 // pe, n_layer, n_head, n_embd, vocab_size, block_size, max_len (learned only), rope_theta,

@@ -133,7 +133,8 @@ int cmd_train(int argc, char** argv) {
   return 0;
 }
 
-// Refuses a data folder that does not belong to the checkpoint, and non-finite weights (SPEC 5).
+// Refuses a data folder that does not belong to the checkpoint, and non-finite weights
+// (docs/evaluation.md).
 static void check_pairing(const GPT& m, const std::string& ckpt,
                           const std::vector<std::string>& vocab, const std::string& vocab_path) {
   if (static_cast<int64_t>(vocab.size()) != m.config().vocab_size)

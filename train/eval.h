@@ -1,4 +1,4 @@
-// eval.h — the evaluation protocol of SPEC 5.
+// eval.h — the evaluation protocol of docs/evaluation.md.
 //
 // At length L on a split: windows of L+1 tokens starting at 0, L, 2L, ... (as many as fit,
 // or the first `windows`); input = tokens[o, o+L), target = tokens[o+1, o+L+1); each window

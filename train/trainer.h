@@ -5,7 +5,7 @@
 // mean loss over a fixed set of val batches, a row in log.csv, and a checkpoint.
 //
 // A run directory holds
-//   model.safetensors   the model (SPEC 4), written atomically
+//   model.safetensors   the model (docs/formats.md), written atomically
 //   state.safetensors   everything --resume needs in one atomic file: the weights, AdamW's
 //                       moments, the step and the batch sampler's RNG state
 //   log.csv             one row per evaluation (train/log.h has its columns)
@@ -22,7 +22,7 @@
 namespace poslab {
 
 struct TrainOptions {
-  std::string data;  // prepared corpus folder (SPEC 3)
+  std::string data;  // prepared corpus folder (docs/formats.md)
   std::string out;   // run directory
   GPTConfig model;   // vocab_size is taken from the data
   int64_t steps = 2000;
@@ -36,10 +36,11 @@ struct TrainOptions {
   uint64_t seed = 1337;
   bool resume = false;
   bool force = false;
-  int64_t stop_after = 0;        // >0: pause after this step (checkpoint, exit) — for tests
-  std::string objective = "lm";  // lm (next token) | mlm (masked-LM, SPEC 7.4)
-  double mask_frac = 0.15;       // mlm: share of input tokens replaced by the mask token
-  bool quiet = false;            // no progress output
+  int64_t stop_after = 0;  // >0: pause after this step (checkpoint, exit) — for tests
+  std::string objective =
+      "lm";                 // lm (next token) | mlm (masked-LM, the study's masked-LM ablation)
+  double mask_frac = 0.15;  // mlm: share of input tokens replaced by the mask token
+  bool quiet = false;       // no progress output
 };
 
 struct TrainResult {

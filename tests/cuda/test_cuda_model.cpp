@@ -60,7 +60,7 @@ void check_attention(int64_t B, int64_t T, int64_t H, int64_t D, const Attention
     REQUIRE_CLOSE(og_opt.rel_bias.grad(), o.rel_bias.grad(), 1e-4, 2e-5);
 }
 
-GPTConfig canonical(PeKind pe) {  // SPEC 7 / bench: d=128, 4 layers, 4 heads, T0=256
+GPTConfig canonical(PeKind pe) {  // the study / bench: d=128, 4 layers, 4 heads, T0=256
   GPTConfig c;
   c.vocab_size = 105, c.pe = pe, c.block_size = 256;
   if (pe == PeKind::learned) c.max_len = 4096;

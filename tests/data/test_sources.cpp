@@ -13,9 +13,9 @@
 using namespace poslab;
 using Catch::Contains;
 
-// The split of every source follows SPEC 3: its train part is train_length of it, ends at a
-// line end, and its train part then its val part give back the source exactly; the parts
-// follow the sources in order in train and val.
+// The split of every source follows docs/formats.md: its train part is train_length of it, ends at
+// a line end, and its train part then its val part give back the source exactly; the parts follow
+// the sources in order in train and val.
 static void check_split(const Corpus& c, const std::vector<SourceText>& sources) {
   REQUIRE(c.parts.size() == sources.size());
   size_t t0 = 0, v0 = 0;
@@ -216,7 +216,8 @@ TEST_CASE("corpus: the real kjv corpus, when installed", "[data][corpus][slow]")
   REQUIRE(sources.size() == 1);
   CHECK(sources[0].name == "bible -f Gen1:1-Rev22:21");
   const std::string& text = sources[0].text;
-  CHECK(text.size() == 4404412);  // SPEC 3: 4.4 MB, 31,102 lines (Debian 12's bible-kjv 4.38)
+  CHECK(text.size() ==
+        4404412);  // docs/formats.md: 4.4 MB, 31,102 lines (Debian 12's bible-kjv 4.38)
   CHECK(std::count(text.begin(), text.end(), '\n') == 31102);
   CHECK(text.rfind("Ge1:1 In the beginning God created the heaven and the earth.\n", 0) == 0);
   const Corpus c = build_corpus(sources);

@@ -1,4 +1,4 @@
-// Positional encodings: properties and errors (SPEC 2). Their gradient checks are in
+// Positional encodings: properties and errors (docs/model.md). Their gradient checks are in
 // gradcheck_posenc.cpp.
 #include <catch2/catch.hpp>
 #include <cmath>

@@ -143,13 +143,13 @@ done
 # ---- compare
 "$PY" "$REF" compare "$MAN" --tol "$TOL" --sensitivity || fail=1
 
-# ---- errors the SPEC requires
+# ---- errors docs/cli.md and docs/evaluation.md require
 expect_error() {  # description, must-contain..., -- , poslab args...
   local what=$1; shift
   local needles=()
   while [ "$1" != -- ]; do needles+=("$1"); shift; done; shift
   if "$POSLAB" "$@" >"$TMP/err.out" 2>&1; then
-    echo "FAIL: $what: poslab $* succeeded, the SPEC says it is an error"; fail=1; return
+    echo "FAIL: $what: poslab $* succeeded, the docs say it is an error"; fail=1; return
   fi
   for s in "${needles[@]}"; do
     if ! grep -q -- "$s" "$TMP/err.out"; then
@@ -176,5 +176,5 @@ synth bad-embedding sinusoidal --embedding fairseq --seed 15  # eval must refuse
 expect_error "unknown embedding names the key and the file" "'embedding'" fairseq syn_bad-embedding -- \
   eval --ckpt "$TMP/syn_bad-embedding.safetensors" --data "$DATA" --len 16 --json
 
-if [ "$fail" = 0 ]; then echo "PASS: poslab eval agrees with the SPEC reference"; else echo "FAIL"; fi
+if [ "$fail" = 0 ]; then echo "PASS: poslab eval agrees with the independent reference"; else echo "FAIL"; fi
 exit "$fail"

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""Independent reference of poslab's model and evaluation, written from SPEC.md alone.
+"""Independent reference of poslab's model and evaluation, written from docs/model.md, docs/formats.md and docs/evaluation.md alone.
 
-SPEC 1 (the GPT-2 style decoder, both embedding conventions), SPEC 2 (the positional encodings and the RoPE
-scalings), SPEC 4 (the safetensors checkpoint) and SPEC 5 (the evaluation protocol),
+docs/model.md (the GPT-2 style decoder, both embedding conventions, the positional encodings and
+the RoPE scalings), docs/formats.md (the safetensors checkpoint) and docs/evaluation.md (the
+evaluation protocol),
 all in float64 with PyTorch. It reads nothing of poslab's C++; its only inputs are a
 checkpoint and a prepared data folder.
 
@@ -28,7 +29,7 @@ import torch
 DT = torch.float64
 
 
-# --------------------------------------------------------------------------- SPEC 4
+# --------------------------------------------------------------------------- docs/formats.md
 def load_safetensors(path):
     """8-byte LE header length, JSON header, raw little-endian F32 data."""
     with open(path, "rb") as f:
@@ -128,7 +129,7 @@ def synth_checkpoint(path, pe, n_layer, n_head, n_embd, vocab_size, T0, max_len=
     write_safetensors(path, w, meta)
 
 
-# --------------------------------------------------------------------------- SPEC 3
+# --------------------------------------------------------------------------- docs/formats.md
 def read_bin(path):
     with open(path, "rb") as f:
         raw = f.read()
@@ -146,7 +147,7 @@ def read_vocab(path):
     return v
 
 
-# --------------------------------------------------------------------------- SPEC 1
+# --------------------------------------------------------------------------- docs/model.md
 class Config:
     def __init__(self, meta):
         self.pe = meta["pe"]
@@ -188,7 +189,7 @@ def gelu_tanh(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
-# --------------------------------------------------------------------------- SPEC 2
+# --------------------------------------------------------------------------- docs/model.md
 def sinusoidal_table(T, d):
     """PE[p,2i] = sin(p / 10000^(2i/d)), PE[p,2i+1] = cos(p / 10000^(2i/d))."""
     pe = torch.zeros(T, d, dtype=DT)
@@ -412,7 +413,7 @@ class FullRope:
         self.rope_r, self.rope_theta, self.block_size = cfg.hd, cfg.rope_theta, cfg.block_size
 
 
-# --------------------------------------------------------------------------- SPEC 5
+# --------------------------------------------------------------------------- docs/evaluation.md
 def evaluate(model, data_dir, L, split="val", windows=None, n_buckets=16,
              scaling=None, factor=None, mutant=None):
     c = model.cfg
@@ -461,7 +462,7 @@ def rel(a, b):
     return abs(a - b) / max(abs(b), 1e-30)
 
 
-SENSITIVITY = {  # (pe, scaling) -> a plausible wrong reading of the SPEC
+SENSITIVITY = {  # (pe, scaling) -> a plausible wrong reading of docs/model.md
     ("rope", "none"): "rope_other_layout",  # on an interleaved model: the half split
     ("rope", "linear"): "rope_other_layout",
     ("rope", "ntk"): "rope_other_layout",

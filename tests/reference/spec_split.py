@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""Independent check of poslab's train/val split, written from SPEC 3 alone.
+"""Independent check of poslab's train/val split, written from docs/formats.md alone.
 
 Usage:
   spec_split.py SOURCE.txt DATA_DIR
       SOURCE.txt: one UTF-8 text file (no BOM, LF line ends: what `poslab prepare` keeps as
       is) that `poslab prepare --corpus SOURCE.txt --out DATA_DIR` prepared. Checks that
       vocab.json is the sorted set of its code points and that train.bin / val.bin hold
-      exactly the SPEC split: the first floor(0.9 n) characters extended to the end of that
+      exactly the split of docs/formats.md: the first floor(0.9 n) characters extended to the end of that
       line -> train, the rest -> val. Also shows that nanoGPT's plain cut at floor(0.9 n)
       would differ on this file (so the check can tell the two readings apart).
 Exit status 0 if poslab agrees, 1 if not.
@@ -18,7 +18,7 @@ import sys
 
 
 def spec_split(text):
-    """SPEC 3, for one source file: (train, val)."""
+    """docs/formats.md, for one source file: (train, val)."""
     n = len(text)  # code points
     cut = int(n * 0.9)  # floor(0.9 n)
     if cut > 0 and text[cut - 1] != "\n":
@@ -47,7 +47,7 @@ def main():
     ours_val = "".join(vocab[i] for i in read_ids(f"{data}/val.bin"))
     if ours_train != train or ours_val != val:
         problems.append(f"split: poslab train/val = {len(ours_train)}/{len(ours_val)} "
-                        f"characters, SPEC 3 = {len(train)}/{len(val)}")
+                        f"characters, expected = {len(train)}/{len(val)}")
     plain = int(len(text) * 0.9)
     note = "discriminates" if plain != len(train) else "WEAK: the cut falls on a line end"
     print(f"split: {len(text)} characters -> train {len(train)}, val {len(val)}; "

@@ -1,4 +1,4 @@
-// Checkpoint metadata (SPEC 4) for the embedding convention: written, read back, absent in
+// Checkpoint metadata (docs/formats.md) for the embedding convention: written, read back, absent in
 // older files (= gpt2), refused when unknown with the key and the file named; so is an
 // unknown pe.
 #include <catch2/catch.hpp>

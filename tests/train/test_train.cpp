@@ -220,7 +220,8 @@ TEST_CASE("broken checkpoints get errors naming the file and the tensor", "[trai
   REQUIRE_THROWS_WITH(load_bytes(ok.substr(0, 8) + h5 + rest), Contains("--heads"));
 }
 
-TEST_CASE("eval follows SPEC 5: windows, tokens, buckets, and clear length errors", "[train]") {
+TEST_CASE("eval follows the protocol: windows, tokens, buckets, and clear length errors",
+          "[train]") {
   test::TempDir dir;
   TrainOptions o = tiny_run(dir, PeKind::learned);
   o.steps = 2;

@@ -72,7 +72,7 @@ struct Study {
   std::vector<long> lengths;     // evaluation lengths in extrapolation.csv, ascending
 
   std::vector<const Run*> main_runs(const std::string& pe) const;  // ascending seed
-  // The training length T0: the shortest evaluated length (SPEC 7 evaluates from T0 up).
+  // The training length T0: the shortest evaluated length (the study evaluates from T0 up).
   long train_len() const { return lengths.empty() ? 0 : lengths.front(); }
 };
 Study load_study(const std::string& dir);

@@ -289,7 +289,7 @@ void cost_findings(const Study& s, std::vector<std::string>& out) {
   out.push_back(t);
 }
 
-// The short review SPEC 7 asks for: why RoPE and ALiBi displaced learned and sinusoidal,
+// The short review the study ends with: why RoPE and ALiBi displaced learned and sinusoidal,
 // told from this study's numbers.
 void review(const Study& s, std::vector<std::string>& out) {
   if (s.lengths.size() < 2) return;

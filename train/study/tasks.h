@@ -1,4 +1,4 @@
-// tasks.h — two synthetic tasks that isolate what positions are for (SPEC 7.5).
+// tasks.h — two synthetic tasks that isolate what positions are for (the study's tasks).
 //
 // reverse   "qwhdkslapz=zpalskdhwq\n": ten random letters, '=', the same letters reversed.
 //           Every letter of the answer is a copy of the letter at a mirrored *position*; a
@@ -7,7 +7,7 @@
 // passkey   filler "the sky is blue. " repeated, a key "k=48213;" hidden at a random depth,
 //           and at the end "?48213\n": retrieve the 5 digits. Trained on lines of length
 //           train_len, tested at longer lines: does retrieval survive past T0?
-// The task text is prepared as a corpus (SPEC 3 layout) and trained on like any other.
+// The task text is prepared as a corpus (docs/formats.md layout) and trained on like any other.
 #pragma once
 #include <string>
 #include <vector>
