@@ -63,6 +63,7 @@ bool parse_double(const std::string& t, double& v) {
 }  // namespace
 
 std::string csv_number(double v) {
+  if (std::isnan(v)) return "";  // a missing number, "not applicable": an empty cell
   char b[64];
   std::snprintf(b, sizeof b, "%.6g", v);
   return b;

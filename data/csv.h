@@ -3,7 +3,8 @@
 //
 // The format: a header line of column names, then one line per row, fields separated by
 // ',', no quoting (no field holds a comma). Numbers are written by csv_number ("%.6g": six
-// significant digits, "nan" for NaN) and read back with std::from_chars (locale-independent);
+// significant digits, an empty cell for NaN) and read back with std::from_chars
+// (locale-independent);
 // "", "nan" and "NaN" read as NaN (a missing number). Columns are found by name, never by
 // position, so a new column never breaks a reader.
 #pragma once
@@ -12,7 +13,7 @@
 
 namespace poslab {
 
-// "%.6g": 2.53586, 0.002, 10000, 1e+06, nan. The one format of a stored number.
+// "%.6g": 2.53586, 0.002, 10000, 1e+06; "" for NaN. The one format of a stored number.
 std::string csv_number(double v);
 
 // A CSV file as read: the header, then rows of fields; `lines[r]` is the 1-based line number

@@ -8,46 +8,46 @@ const std::vector<Column<RunRow>>& RunRow::schema() {
   static const std::vector<Column<R>> kColumns = {{"run", &R::run},
                                                   {"pe", &R::pe},
                                                   {"seed", &R::seed},
-                                                  {"steps", &R::steps},
-                                                  {"theta", &R::theta},
-                                                  {"causal", &R::causal},
                                                   {"objective", &R::objective},
-                                                  {"params", &R::params},
-                                                  {"train_loss", &R::train_loss},
+                                                  {"corpus", &R::corpus},
+                                                  {"embedding", &R::embedding},
+                                                  {"steps", &R::steps},
+                                                  {"tokens", &R::tokens},
+                                                  {"train_seconds", &R::train_seconds},
                                                   {"val_loss", &R::val_loss},
-                                                  {"tokens_per_s", &R::tokens_per_s},
-                                                  {"train_seconds", &R::train_seconds}};
+                                                  {"last20_gain", &R::last20_gain}};
   return kColumns;
 }
 
 const std::vector<Column<EvalRow>>& EvalRow::schema() {
   using R = EvalRow;
-  static const std::vector<Column<R>> kColumns = {{"run", &R::run},
-                                                  {"pe", &R::pe},
-                                                  {"seed", &R::seed},
-                                                  {"scaling", &R::scaling},
-                                                  {"len", &R::len},
-                                                  {"loss", &R::loss},
-                                                  {"ppl", &R::ppl},
-                                                  {"last_quarter_loss", &R::last_quarter_loss},
-                                                  {"last_quarter_ppl", &R::last_quarter_ppl},
-                                                  {"tokens", &R::tokens},
-                                                  {"windows", &R::windows}};
+  static const std::vector<Column<R>> kColumns = {
+      {"run", &R::run},        {"pe", &R::pe},
+      {"seed", &R::seed},      {"corpus", &R::corpus},
+      {"len", &R::len},        {"rope_scaling", &R::rope_scaling},
+      {"loss", &R::loss},      {"sliding_loss", &R::sliding_loss},
+      {"windows", &R::windows}};
   return kColumns;
 }
 
 const std::vector<Column<PositionRow>>& PositionRow::schema() {
   using R = PositionRow;
   static const std::vector<Column<R>> kColumns = {
-      {"run", &R::run},     {"pe", &R::pe},   {"scaling", &R::scaling}, {"len", &R::len},
-      {"start", &R::start}, {"end", &R::end}, {"loss", &R::loss}};
+      {"run", &R::run},     {"pe", &R::pe},
+      {"seed", &R::seed},   {"corpus", &R::corpus},
+      {"len", &R::len},     {"rope_scaling", &R::rope_scaling},
+      {"start", &R::start}, {"end", &R::end},
+      {"loss", &R::loss},   {"sliding_loss", &R::sliding_loss}};
   return kColumns;
 }
 
 const std::vector<Column<MlmRow>>& MlmRow::schema() {
   using R = MlmRow;
-  static const std::vector<Column<R>> kColumns = {
-      {"pe", &R::pe}, {"val_loss", &R::val_loss}, {"shuffle_max_diff", &R::shuffle_max_diff}};
+  static const std::vector<Column<R>> kColumns = {{"run", &R::run},
+                                                  {"pe", &R::pe},
+                                                  {"seed", &R::seed},
+                                                  {"val_loss", &R::val_loss},
+                                                  {"shuffle_max_diff", &R::shuffle_max_diff}};
   return kColumns;
 }
 
@@ -55,9 +55,45 @@ const std::vector<Column<TaskRow>>& TaskRow::schema() {
   using R = TaskRow;
   static const std::vector<Column<R>> kColumns = {{"task", &R::task},
                                                   {"pe", &R::pe},
+                                                  {"seed", &R::seed},
                                                   {"train_len", &R::train_len},
                                                   {"test_len", &R::test_len},
-                                                  {"accuracy", &R::accuracy}};
+                                                  {"depth", &R::depth},
+                                                  {"n", &R::n},
+                                                  {"correct", &R::correct},
+                                                  {"accuracy", &R::accuracy},
+                                                  {"ci_low", &R::ci_low},
+                                                  {"ci_high", &R::ci_high}};
+  return kColumns;
+}
+
+const std::vector<Column<NgramRow>>& NgramRow::schema() {
+  using R = NgramRow;
+  static const std::vector<Column<R>> kColumns = {
+      {"corpus", &R::corpus}, {"n", &R::n}, {"k", &R::k}, {"val_loss", &R::val_loss}};
+  return kColumns;
+}
+
+const std::vector<Column<TimingRow>>& TimingRow::schema() {
+  using R = TimingRow;
+  static const std::vector<Column<R>> kColumns = {{"stage", &R::stage}, {"seconds", &R::seconds}};
+  return kColumns;
+}
+
+const std::vector<Column<AttentionRow>>& AttentionRow::schema() {
+  using R = AttentionRow;
+  static const std::vector<Column<R>> kColumns = {
+      {"pe", &R::pe},       {"run", &R::run}, {"layer", &R::layer},  {"head", &R::head},
+      {"query", &R::query}, {"key", &R::key}, {"weight", &R::weight}};
+  return kColumns;
+}
+
+const std::vector<Column<TuningRow>>& TuningRow::schema() {
+  using R = TuningRow;
+  static const std::vector<Column<R>> kColumns = {
+      {"pe", &R::pe},          {"lr", &R::lr},         {"batch", &R::batch},
+      {"steps", &R::steps},    {"tokens", &R::tokens}, {"val_loss", &R::val_loss},
+      {"seconds", &R::seconds}};
   return kColumns;
 }
 

@@ -6,9 +6,15 @@
 //   extrapolation.csv  one row per (run, scaling, evaluation length)
 //   position_loss.csv  one row per (run, scaling, length, position bucket)
 //   mlm.csv            one row per masked-LM model: loss on masked tokens, shuffle check
-//   tasks.csv          one row per (task, scheme, test length)
+//   tasks.csv          one row per (task, scheme, seed, test length, depth)
+//   ngram.csv          one row per (corpus, n): the add-k n-gram reference lines
+//   timing.csv         one row per stage that computed something
+//   attention.csv      one row per (scheme, layer, head, query, key)
+//   tuning.csv         one row per short tuning run (learning rate x batch size)
 //   loc.csv            one row per scheme: its posenc/ files, their lines, model parameters
-// Numbers are written with csv_number; a missing one is "nan" and reads back as NaN.
+// runs, extrapolation, tasks, ngram and timing follow the study's published column lists
+// (docs/formats.md); other programs read them. Numbers are written with csv_number; a
+// missing one (not applicable) is an empty cell and reads back as NaN.
 // Each row type lists its columns once, in schema(): a name and the field it holds. Writing,
 // reading and the header all follow that one list.
 #pragma once
@@ -27,38 +33,96 @@ struct Column {
   std::variant<std::string Row::*, long Row::*, double Row::*> field;
 };
 
+// runs.csv: one row per trained model. val_loss: the loss at T0 over every window of the val
+// split (for mlm runs: the masked-token loss; for task runs: the trainer's last val loss on
+// answer tokens); last20_gain: that loss at 80% of the steps minus at the end.
 struct RunRow {
-  std::string run, pe, causal, objective;  // causal: "true" | "false"; objective: lm | mlm
-  long seed = 0, steps = 0, params = 0;
-  double theta = 0, train_loss = 0, val_loss = 0, tokens_per_s = 0, train_seconds = 0;
+  std::string run, pe;
+  long seed = 0;
+  std::string objective, corpus, embedding;  // lm | mlm | answer; fortunes | kjv | task_*
+  long steps = 0, tokens = 0;                // tokens trained on: steps x batch x ctx
+  double train_seconds = 0, val_loss = 0, last20_gain = 0;
   static const std::vector<Column<RunRow>>& schema();
 };
 
+// extrapolation.csv: one row per (run, RoPE scaling, evaluation length). loss: mean over every
+// target of every val window of length len; sliding_loss: the same targets scored by a window
+// of T0 moved by T0/4. rope_scaling: none|linear|ntk|dynamic|yarn for rope runs, "" otherwise.
 struct EvalRow {
-  std::string run, pe, scaling;
-  long seed = 0, len = 0, tokens = 0, windows = 0;
-  double loss = 0, ppl = 0, last_quarter_loss = 0, last_quarter_ppl = 0;
+  std::string run, pe;
+  long seed = 0;
+  std::string corpus;
+  long len = 0;
+  std::string rope_scaling;
+  double loss = 0, sliding_loss = 0;
+  long windows = 0;
   static const std::vector<Column<EvalRow>>& schema();
 };
 
+// position_loss.csv: the rows of extrapolation.csv split into position buckets [start, end).
 struct PositionRow {
-  std::string run, pe, scaling;
-  long len = 0, start = 0, end = 0;  // positions [start, end) of a window of length len
-  double loss = 0;
+  std::string run, pe;
+  long seed = 0;
+  std::string corpus;
+  long len = 0;
+  std::string rope_scaling;
+  long start = 0, end = 0;
+  double loss = 0, sliding_loss = 0;
   static const std::vector<Column<PositionRow>>& schema();
 };
 
+// mlm.csv: one row per masked-LM model: loss on masked tokens, the shuffle check.
 struct MlmRow {
-  std::string pe;
+  std::string run, pe;
+  long seed = 0;
   double val_loss = 0, shuffle_max_diff = 0;
   static const std::vector<Column<MlmRow>>& schema();
 };
 
+// tasks.csv: one row per (task, scheme, seed, test length, depth): n fresh examples, `correct`
+// of them answered exactly; accuracy = correct / n with its Wilson 95% interval. depth: the
+// needle's place in the filler (0 = start, 1 = end) for passkey, NaN ("") otherwise.
 struct TaskRow {
-  std::string task, pe;  // task: "reverse", "reverse per character", "passkey", ...
-  long train_len = 0, test_len = 0;
-  double accuracy = 0;
+  std::string task, pe;
+  long seed = 0, train_len = 0, test_len = 0;
+  double depth = 0;
+  long n = 0, correct = 0;
+  double accuracy = 0, ci_low = 0, ci_high = 0;
   static const std::vector<Column<TaskRow>>& schema();
+};
+
+// ngram.csv: add-k smoothed character n-gram models fitted on a corpus's train split.
+struct NgramRow {
+  std::string corpus;
+  long n = 0;
+  double k = 0, val_loss = 0;
+  static const std::vector<Column<NgramRow>>& schema();
+};
+
+// timing.csv: every stage that computed something, so the seconds add up to the study's
+// compute time (a stage reused from an earlier invocation keeps the time it took then).
+struct TimingRow {
+  std::string stage;  // "train <run>", "eval <run>", "tasks <run>", "ngram <corpus>", ...
+  double seconds = 0;
+  static const std::vector<Column<TimingRow>>& schema();
+};
+
+// attention.csv: attention weights of one model per scheme on one val window, every layer and
+// head (causal: key <= query).
+struct AttentionRow {
+  std::string pe, run;
+  long layer = 0, head = 0, query = 0, key = 0;
+  double weight = 0;
+  static const std::vector<Column<AttentionRow>>& schema();
+};
+
+// tuning.csv: the short runs that chose the learning rate and batch size.
+struct TuningRow {
+  std::string pe;
+  double lr = 0;
+  long batch = 0, steps = 0, tokens = 0;
+  double val_loss = 0, seconds = 0;
+  static const std::vector<Column<TuningRow>>& schema();
 };
 
 struct LocRow {
