@@ -14,7 +14,12 @@
 //   - All text (titles, labels, legend entries, colours) is XML-escaped; UTF-8 passes through.
 //   - Series without a colour take the next colour of the Okabe–Ito palette, which stays
 //     distinguishable under the common forms of colour blindness; `dashed` adds a second cue.
-//   - Heatmaps use the viridis scale (perceptually uniform, colour-blind safe, prints in grey).
+//   - A series may carry an interval per point (lo, hi): drawn as a shaded band around its
+//     line, or as a vertical bar at each point.
+//   - The legend stands outside the data: right of the plot area, the figure widened by its
+//     width (the plot area keeps the size the formulas below give for `width`).
+//   - Heatmaps use the viridis scale (perceptually uniform, colour-blind safe, prints in grey),
+//     linear in the value or, with sqrt_scale, in its square root (small weights stay visible).
 //   - Invalid input (x and y of different lengths, ragged heatmap rows, vmin >= vmax) throws
 //     std::invalid_argument: "render_heatmap: expected every row to have 8 values, but ...".
 //
@@ -43,6 +48,13 @@ struct Series {
   std::string color = "";  // any SVG colour ("#0072B2", "black"); "" = next palette colour
   bool dashed = false;
   bool markers = true;  // a marker at every finite point (turn off for long curves)
+  // A 95% interval per point, lo[i] <= y[i] <= hi[i] (both empty = none; else as long as x):
+  // a shaded band in the series' colour, or with `bars` a vertical bar at each point.
+  // Non-finite ends leave a gap in the band; on a clipped axis the band is clipped too.
+  std::vector<double> lo = {}, hi = {};
+  bool bars = false;
+  // Optional text beside each point ("" = none), e.g. the position a point stands for.
+  std::vector<std::string> point_labels = {};
 };
 
 struct LinePlot {
@@ -61,8 +73,9 @@ struct ScatterPlot {
   std::string title, xlabel, ylabel;
   std::vector<Series> series;
   bool equal_aspect = true;
-  bool connect = true;      // join each series' points in order with a thin line
-  bool unit_circle = true;  // draw x^2 + y^2 = 1 as a grey reference
+  bool connect = true;          // join each series' points in order with a thin line
+  bool unit_circle = true;      // draw x^2 + y^2 = 1 as a grey reference
+  std::vector<double> circles;  // more grey reference circles around 0, of these radii
   double width = 480, height = 480;
 };
 std::string render_scatter(const ScatterPlot& plot);
@@ -77,13 +90,16 @@ struct Heatmap {
   // Optional names of the rows and columns (e.g. the characters of a text): one tick per cell
   // instead of the index ticks. Empty: index ticks 0, step, 2 step, ...
   std::vector<std::string> row_labels, col_labels;
+  // Colour by sqrt((v - vmin) / (vmax - vmin)) instead of the linear fraction: small values
+  // (most attention weights) get distinct colours; the colour bar's ticks follow.
+  bool sqrt_scale = false;
 };
 std::string render_heatmap(const Heatmap& map);
 
 // Small multiples, e.g. attention maps per scheme: `panels` left to right, top to bottom in
 // `columns` columns, each in a cell as large as the largest panel's width x height (set them
 // to ~300), under `title` and beside one shared colour bar. Comparing colours across panels
-// only makes sense on one scale, so every panel must have the same vmin and vmax.
+// only makes sense on one scale, so every panel must have the same vmin, vmax and sqrt_scale.
 std::string render_heatmap_grid(const std::string& title, const std::vector<Heatmap>& panels,
                                 int columns);
 

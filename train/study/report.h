@@ -1,28 +1,41 @@
 // report.h — turns the study's raw results (a folder of CSV files) into REPORT.md + SVG plots.
 //
 // `poslab experiments` (experiments.h) trains and evaluates every model of the study and
-// leaves its raw numbers in one folder. write_report reads that folder
-// and writes, next to the CSVs,
-//   REPORT.md          tables (each captioned with what was measured and how), plots, and
-//                      "What the numbers say": bullet points generated from the numbers
+// leaves its raw numbers in one folder. write_report reads that folder and writes, next to
+// the CSVs,
+//   REPORT.md          one headline table, then the detailed tables (each captioned with what
+//                      was measured and how), the plots, "What the numbers say" (bullet points
+//                      generated from the numbers) and, if <dir>/review.md exists, the review
 //   plots/*.svg        figures drawn with plot.h
 // Nothing in the report is hard-coded: every number comes from the CSVs.
 //
 // Input files (tables.h has their columns; read by name through data/csv.h):
-//   runs.csv, extrapolation.csv, position_loss.csv, mlm.csv, tasks.csv, loc.csv
-//   curves/<run>.csv    a copy of each run's log.csv (train/log.h)
-//   attention_<pe>.csv  a matrix without header: attention weights, layer 0, mean over heads
-// Every file but runs.csv is optional: a missing one turns its section into "not run".
-// A CSV that holds only its header counts as missing. Main runs — the ones the headline
-// tables compare — are those with objective lm, the name "<pe>_s<seed>" and (for rope) theta
-// 10000; the others (theta ablations, masked-LM, tasks) feed their own sections. In loc.csv,
-// a scheme's files may be one row each or joined with '+' in one field.
+//   runs.csv, extrapolation.csv, position_loss.csv, mlm.csv, tasks.csv, ngram.csv,
+//   timing.csv, attention.csv, tuning.csv, loc.csv, and curves/<run>.csv (each run's log.csv,
+//   train/log.h). Every file is optional: a missing one (or one that holds only its header)
+//   turns its sections into "not run".
+//
+// Which run is which is read from its name, as the study's plan writes them:
+//   main runs       <pe>_s<seed>           (objective lm, corpus fortunes, scaled embedding)
+//   long corpus     kjv_<pe>_s<seed>
+//   ablations       rope_theta10_s<seed>, rope_theta1e6_s<seed>, <pe>_gpt2_s<seed>
+//   masked LM       mlm_<pe>_s<seed>
+// Task results are rows of tasks.csv (task, pe, seed), not runs.
+//
+// Statistics (stats.h): a number over seeds is the mean of the losses (nats) with its 95%
+// Student t interval, and a perplexity is exp of that mean (its interval exp of the ends).
+// With one seed the report says so and gives no interval. A finding is written only when it
+// holds for every seed or the intervals separate.
 //
 // The implementation is split by idea:
-//   report_data.cpp      loading the results folder, averaging over seeds, number format
-//   report.cpp           write_report and the markdown sections
-//   report_findings.cpp  "What the numbers say"
-//   report_plots.cpp     the SVG figures
+//   report_data.cpp          loading the folder, the run groups, numbers per seed
+//   report_format.cpp        numbers as text, the markdown builder (report_markdown.h)
+//   report.cpp               write_report, setup, headline, near-convergence, cost, raw data
+//   report_extrapolation.cpp extrapolation, sliding window, RoPE scaling, kjv
+//   report_ablations.cpp     theta, embedding, masked LM, tasks
+//   report_findings.cpp      "What the numbers say"
+//   report_plots.cpp         figures from the results: lengths, positions, curves
+//   report_figures.cpp       RoPE from the formula, attention, tasks
 #pragma once
 #include <map>
 #include <optional>
@@ -30,6 +43,7 @@
 #include <vector>
 
 #include "train/log.h"
+#include "train/study/stats.h"
 #include "train/study/tables.h"
 
 namespace poslab {
@@ -45,89 +59,139 @@ struct ReportInfo {
 
 // Reads <dir>/*.csv (see above), writes <dir>/REPORT.md (atomically) and <dir>/plots/*.svg.
 // Throws std::runtime_error naming the file and line for a malformed CSV, e.g.
-//   "results/runs.csv: line 4: expected 12 fields, as in the header, but got 11".
+//   "results/runs.csv: line 4: expected 11 fields, as in the header, but got 10".
 void write_report(const std::string& dir, const ReportInfo& info);
 
 // ---------------------------------------------------------------------------------------
 // Internals shared by the report_*.cpp files (and the tests). Not a stable API.
 namespace report_detail {
 
-// The rows of the study's tables (tables.h) and of a run's log (train/log.h).
-using Run = RunRow;
-using CurvePoint = LogRow;
+// A part of the study, by the names of its runs: prefix + pe + suffix + "_s" + seed.
+struct Group {
+  std::string prefix, suffix;
+  std::string name(const std::string& pe, long seed) const {
+    return prefix + pe + suffix + "_s" + std::to_string(seed);
+  }
+};
+inline const Group kMain{"", ""}, kKjv{"kjv_", ""}, kTheta10{"", "_theta10"},
+    kTheta1e6{"", "_theta1e6"}, kGpt2{"", "_gpt2"}, kMlm{"mlm_", ""};
 
-// Everything in the results folder. An optional file that is absent is std::nullopt.
+// Everything in the results folder. A file that is absent (or header only) is std::nullopt.
 struct Study {
   std::string dir;
-  std::vector<Run> runs;
-  std::map<std::string, std::vector<CurvePoint>> curves;  // by run name
-  std::optional<std::vector<EvalRow>> eval;               // extrapolation.csv
+  std::optional<std::vector<RunRow>> runs;
+  std::map<std::string, std::vector<LogRow>> curves;  // by run name
+  std::optional<std::vector<EvalRow>> eval;           // extrapolation.csv
   std::optional<std::vector<PositionRow>> positions;
   std::optional<std::vector<MlmRow>> mlm;
   std::optional<std::vector<TaskRow>> tasks;
+  std::optional<std::vector<NgramRow>> ngram;
+  std::optional<std::vector<TimingRow>> timing;
+  std::optional<std::vector<AttentionRow>> attention;
+  std::optional<std::vector<TuningRow>> tuning;
   std::optional<std::vector<LocRow>> loc;
-  std::map<std::string, std::vector<std::vector<double>>> attention;  // by pe
+  std::optional<std::string> review;  // review.md
 
-  std::vector<std::string> pes;  // schemes of the main runs: none, learned, ... order
-  std::vector<long> lengths;     // evaluation lengths in extrapolation.csv, ascending
-
-  std::vector<const Run*> main_runs(const std::string& pe) const;  // ascending seed
+  std::vector<std::string> pes;  // schemes with main runs (runs.csv or extrapolation.csv)
+  std::vector<long> lengths;     // evaluation lengths of extrapolation.csv, ascending
   // The training length T0: the shortest evaluated length (the study evaluates from T0 up).
   long train_len() const { return lengths.empty() ? 0 : lengths.front(); }
 };
 Study load_study(const std::string& dir);
 
-// "<pe>_s<seed>": the name of a main run.
-bool is_main_name(const std::string& run, const std::string& pe, long seed);
-// Schemes in the study's order (none, learned, sinusoidal, rope, alibi), then the rest.
+// Schemes in the study's order (none, learned, sinusoidal, rope, alibi, t5), then the rest.
 std::vector<std::string> order_pes(std::vector<std::string> pes);
+// The rows of runs.csv of group g and scheme pe, ascending seed.
+std::vector<const RunRow*> group_runs(const Study& s, const Group& g, const std::string& pe);
+// The schemes of group g in runs.csv or extrapolation.csv, in the study's order.
+std::vector<std::string> group_pes(const Study& s, const Group& g);
+// The seeds of group g and scheme pe that extrapolation.csv or runs.csv holds.
+std::vector<long> group_seeds(const Study& s, const Group& g, const std::string& pe);
 
-// Mean, min and max of the values that are not NaN (n of them); all NaN if n == 0.
-struct Stat {
-  double mean, min, max;
-  int n;
-};
-Stat stat_of(const std::vector<double>& values);
-// Perplexity (or last-quarter perplexity) at `len` with `scaling`, over the seeds of the main
-// runs of `pe`.
-Stat eval_ppl(const Study& s, const std::string& pe, const std::string& scaling, long len,
-              bool last_quarter = false);
-// The same for one named run (theta ablations).
-Stat eval_ppl_run(const Study& s, const std::string& run, const std::string& scaling, long len);
-// Perplexity of the main RoPE runs that were evaluated with RoPE scaling (the study scales
-// seed 1 only), so that every scaling, plain RoPE included, is compared on the same model(s).
-Stat scaled_rope_ppl(const Study& s, const std::string& scaling, long len,
-                     bool last_quarter = false);
-// The RoPE theta ablation: rope lm runs with theta != 10000, plus the main rope run of the
-// same seed as the theta = 10000 baseline; ascending theta. Empty if there is no ablation.
-std::vector<const Run*> theta_runs(const Study& s);
-// Scalings that appear for main rope runs: none first, then linear, ntk, dynamic, yarn, rest.
+// One number per seed (seed -> value; seeds without it are left out).
+using PerSeed = std::map<long, double>;
+// What an extrapolation row measures: the loss, the sliding-window loss on the same targets,
+// or their difference (loss - sliding_loss; < 0: the long window helps).
+enum class Measure { loss, sliding, gap };
+// extrapolation.csv at length L: group g, scheme pe, RoPE scaling ("none" also matches the
+// empty cell of a scheme that cannot be scaled).
+PerSeed eval_per_seed(const Study& s, const Group& g, const std::string& pe, long L,
+                      const std::string& scaling = "none", Measure m = Measure::loss);
+// position_loss.csv at length L with a RoPE scaling: bucket start -> mean over seeds (and
+// interval) of the measure; the bucket ends in `ends`.
+std::map<long, Interval> position_losses(const Study& s, const Group& g, const std::string& pe,
+                                         long L, std::map<long, long>* ends = nullptr,
+                                         const std::string& scaling = "none",
+                                         Measure m = Measure::loss);
+// runs.csv: val_loss (or last20_gain) per seed; the curves: the last logged train_loss.
+PerSeed val_loss_per_seed(const Study& s, const Group& g, const std::string& pe);
+PerSeed gain_per_seed(const Study& s, const Group& g, const std::string& pe);
+PerSeed train_loss_per_seed(const Study& s, const Group& g, const std::string& pe);
+// ngram.csv: the val loss of the n-gram of `corpus` (NaN if absent).
+double ngram_loss(const Study& s, const std::string& corpus, long n);
+// RoPE scalings in extrapolation.csv: none first, then linear, ntk, dynamic, yarn, the rest.
 std::vector<std::string> rope_scalings(const Study& s);
+// Lengths evaluated for group g (ascending).
+std::vector<long> group_lengths(const Study& s, const Group& g);
+// The 95% interval of per-seed values.
+Interval interval_of(const PerSeed& v);
+// a[seed] < b[seed] for every seed the two share (and they share at least one).
+bool below_on_every_seed(const PerSeed& a, const PerSeed& b);
+// Every value below `limit` (and at least one value).
+bool all_below(const PerSeed& a, double limit);
 
+// Whether the near-convergence criterion holds for main scheme pe on every seed: val loss at
+// T0 below the 3-gram (every scheme) and below the 4-gram (rope, alibi, t5). Schemes that fail
+// it have extrapolation numbers the report calls not interpretable. Without ngram.csv or
+// runs.csv there is nothing to check, and every scheme counts as interpretable.
+bool near_converged(const Study& s, const std::string& pe, const std::string& corpus = "fortunes",
+                    const Group& g = kMain);
+
+// Numbers as text.
 // 4 significant figures ("12.35", "0.01235", "1235"), "n/a" for NaN, "inf", and exponent
 // form for |v| >= 1e5 or < 1e-3 ("3.21e7", "1.2e-6").
 std::string fmt(double v, int significant = 4);
 // The shortest form that reads back exactly, exponent tidied: 10, 10000, 1e6, 0.5.
 std::string fmt_plain(double v);
-std::string fmt_count(long v);        // 812544 -> "812,544"
-std::string fmt_percent(double v);    // 0.875 -> "87.5%"
-std::string fmt_stat(const Stat& s);  // "15.00 (10.00–20.00)"; one value alone as "15.00"
+std::string fmt_count(long v);      // 812544 -> "812,544"
+std::string fmt_percent(double v);  // 0.875 -> "87.5%"
+// A perplexity from an interval of losses: "7.230 (7.100–7.370)", "7.230 (1 seed)", "n/a".
+std::string fmt_ppl(const Interval& loss);
+// A loss or difference in nats, signed: "+0.0123 ± 0.0040", "-0.0050 (1 seed)", "n/a".
+std::string fmt_nats(const Interval& v);
+// A loss in nats: "1.923 ± 0.012" (or "1.923 (1 seed)").
+std::string fmt_loss(const Interval& v);
+// An accuracy with its Wilson interval from tasks.csv: "87.5% (80.1–92.3)".
+std::string fmt_accuracy(const TaskRow& t);
 
 // The figures. Each writes <dir>/plots/<name>.svg and returns "plots/<name>.svg", or "" when
 // the study has no data for it.
-std::string plot_training_curves(const Study& s);
-std::string plot_ppl_vs_length(const Study& s);
+std::string plot_ppl_vs_length(const Study& s, const Group& g, const std::string& name);
 std::string plot_loss_vs_position(const Study& s);
+std::string plot_sliding_gap(const Study& s);
+std::string plot_sliding_gap_position(const Study& s);
 std::string plot_rope_scaling(const Study& s);
 std::string plot_rope_scaling_position(const Study& s);
 std::string plot_rope_theta(const Study& s);
+std::string plot_training_curves(const Study& s, const Group& g, const std::string& corpus,
+                                 const std::string& name);
 std::string plot_rope_rotation(const Study& s);
-std::string plot_attention(const Study& s);
+std::string plot_rope_offset(const Study& s);
+// One figure per scheme: every head of the first and the last layer. Returns the paths.
+std::vector<std::string> plot_attention(const Study& s);
+std::string plot_passkey(const Study& s);
+std::string plot_task_accuracy(const Study& s, const std::string& task);
 // One fixed colour per scheme, so a scheme looks the same in every figure.
 std::string pe_color(const std::string& pe);
 
 // "What the numbers say": one markdown bullet (without the leading "- ") per finding.
 std::vector<std::string> findings(const Study& s);
+// The parts of it about the ablations and the tasks (report_findings_parts.cpp).
+void ablation_findings(const Study& s, std::vector<std::string>& out);
+void task_findings(const Study& s, std::vector<std::string>& out);
+// Paired by seed, on the seeds a and b share (at least 2): "below" if a < b on every seed,
+// "above" if a > b on every seed, "" otherwise.
+std::string paired(const PerSeed& a, const PerSeed& b);
 
 }  // namespace report_detail
 }  // namespace poslab

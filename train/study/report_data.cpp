@@ -1,12 +1,11 @@
-// report_data.cpp — loading the study's results folder, averaging over seeds, formatting
-// numbers for the report. See report.h; the files' columns are in tables.h.
+// report_data.cpp — loading the study's results folder, the groups of runs, numbers per seed.
+// See report.h; the files' columns are in tables.h.
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <set>
 
-#include "data/csv.h"
+#include "data/atomic_file.h"
 #include "train/study/report.h"
 
 namespace poslab::report_detail {
@@ -14,7 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// An optional file: nullopt when it is absent or holds a header only (a part that was skipped).
+// An optional file: nullopt when it is absent or holds a header only (a part not run).
 template <class Row>
 std::optional<std::vector<Row>> read_optional(const std::string& path) {
   if (!fs::exists(path)) return std::nullopt;
@@ -23,25 +22,64 @@ std::optional<std::vector<Row>> read_optional(const std::string& path) {
   return rows;
 }
 
-// attention_<pe>.csv, in directory order sorted by name (deterministic).
-void load_attention(Study& s) {
+// curves/<run>.csv, every one in the folder (sorted by name: deterministic).
+void load_curves(Study& s) {
+  const fs::path dir = s.dir + "/curves";
+  if (!fs::is_directory(dir)) return;
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(s.dir)) files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() == ".csv") files.push_back(e.path());
+  }
   std::sort(files.begin(), files.end());
-  for (const auto& p : files) {
-    const std::string name = p.filename().string();
-    if (name.rfind("attention_", 0) == 0 && p.extension() == ".csv") {
-      s.attention[name.substr(10, name.size() - 14)] = read_matrix(p.string());
+  for (const auto& p : files) s.curves[p.stem().string()] = read_log(p.string());
+}
+
+// The schemes of the main runs, in runs.csv or extrapolation.csv; the evaluated lengths.
+void find_schemes(Study& s) {
+  std::vector<std::string> pes;
+  if (s.runs) {
+    for (const auto& r : *s.runs) {
+      if (r.run == kMain.name(r.pe, r.seed)) pes.push_back(r.pe);
     }
   }
+  std::set<long> lens;
+  if (s.eval) {
+    for (const auto& e : *s.eval) {
+      if (e.run == kMain.name(e.pe, e.seed)) pes.push_back(e.pe);
+      lens.insert(e.len);
+    }
+  }
+  s.pes = order_pes(pes);
+  s.lengths.assign(lens.begin(), lens.end());
+}
+
+bool in_group(const std::string& run, const Group& g, const std::string& pe, long seed) {
+  return run == g.name(pe, seed);
+}
+
+bool scaling_matches(const std::string& cell, const std::string& scaling) {
+  return cell == scaling || (scaling == "none" && cell.empty());
 }
 
 }  // namespace
 
-// ---------------------------------------------------------------- the study
-
-bool is_main_name(const std::string& run, const std::string& pe, long seed) {
-  return run == pe + "_s" + std::to_string(seed);
+Study load_study(const std::string& dir) {
+  Study s;
+  s.dir = dir;
+  s.runs = read_optional<RunRow>(dir + "/runs.csv");
+  load_curves(s);
+  s.eval = read_optional<EvalRow>(dir + "/extrapolation.csv");
+  s.positions = read_optional<PositionRow>(dir + "/position_loss.csv");
+  s.mlm = read_optional<MlmRow>(dir + "/mlm.csv");
+  s.tasks = read_optional<TaskRow>(dir + "/tasks.csv");
+  s.ngram = read_optional<NgramRow>(dir + "/ngram.csv");
+  s.timing = read_optional<TimingRow>(dir + "/timing.csv");
+  s.attention = read_optional<AttentionRow>(dir + "/attention.csv");
+  s.tuning = read_optional<TuningRow>(dir + "/tuning.csv");
+  s.loc = read_optional<LocRow>(dir + "/loc.csv");
+  if (fs::exists(dir + "/review.md")) s.review = read_file(dir + "/review.md");
+  find_schemes(s);
+  return s;
 }
 
 std::vector<std::string> order_pes(std::vector<std::string> pes) {
@@ -57,103 +95,140 @@ std::vector<std::string> order_pes(std::vector<std::string> pes) {
   return pes;
 }
 
-std::vector<const Run*> Study::main_runs(const std::string& pe) const {
-  std::vector<const Run*> out;
-  for (const auto& r : runs) {
-    if (r.pe == pe && r.objective == "lm" && (pe != "rope" || r.theta == 10000) &&
-        is_main_name(r.run, pe, r.seed)) {
-      out.push_back(&r);
-    }
+std::vector<const RunRow*> group_runs(const Study& s, const Group& g, const std::string& pe) {
+  std::vector<const RunRow*> out;
+  if (!s.runs) return out;
+  for (const auto& r : *s.runs) {
+    if (r.pe == pe && in_group(r.run, g, pe, r.seed)) out.push_back(&r);
   }
-  std::sort(out.begin(), out.end(), [](const Run* a, const Run* b) { return a->seed < b->seed; });
+  std::sort(out.begin(), out.end(),
+            [](const RunRow* a, const RunRow* b) { return a->seed < b->seed; });
   return out;
 }
 
-Study load_study(const std::string& dir) {
-  Study s;
-  s.dir = dir;
-  s.runs = read_rows<Run>(dir + "/runs.csv");
+std::vector<std::string> group_pes(const Study& s, const Group& g) {
   std::vector<std::string> pes;
-  for (const auto& r : s.runs) {
-    const std::string curve = dir + "/curves/" + r.run + ".csv";
-    if (fs::exists(curve)) s.curves[r.run] = read_log(curve);
-    if (!s.main_runs(r.pe).empty()) pes.push_back(r.pe);
+  if (s.runs) {
+    for (const auto& r : *s.runs) {
+      if (in_group(r.run, g, r.pe, r.seed)) pes.push_back(r.pe);
+    }
   }
-  s.pes = order_pes(pes);
-  s.eval = read_optional<EvalRow>(dir + "/extrapolation.csv");
   if (s.eval) {
-    std::set<long> lens;
-    for (const auto& e : *s.eval) lens.insert(e.len);
-    s.lengths.assign(lens.begin(), lens.end());
+    for (const auto& e : *s.eval) {
+      if (in_group(e.run, g, e.pe, e.seed)) pes.push_back(e.pe);
+    }
   }
-  s.positions = read_optional<PositionRow>(dir + "/position_loss.csv");
-  s.mlm = read_optional<MlmRow>(dir + "/mlm.csv");
-  s.tasks = read_optional<TaskRow>(dir + "/tasks.csv");
-  s.loc = read_optional<LocRow>(dir + "/loc.csv");
-  load_attention(s);
-  return s;
+  return order_pes(pes);
 }
 
-// ---------------------------------------------------------------- averages
-
-Stat stat_of(const std::vector<double>& values) {
-  Stat st{0, INFINITY, -INFINITY, 0};
-  for (const double v : values) {
-    if (std::isnan(v)) continue;
-    st.mean += v, st.min = std::min(st.min, v), st.max = std::max(st.max, v), ++st.n;
+std::vector<long> group_seeds(const Study& s, const Group& g, const std::string& pe) {
+  std::set<long> seeds;
+  for (const RunRow* r : group_runs(s, g, pe)) seeds.insert(r->seed);
+  if (s.eval) {
+    for (const auto& e : *s.eval) {
+      if (e.pe == pe && in_group(e.run, g, pe, e.seed)) seeds.insert(e.seed);
+    }
   }
-  if (st.n == 0) return {NAN, NAN, NAN, 0};
-  st.mean /= st.n;
-  return st;
+  return {seeds.begin(), seeds.end()};
 }
 
-Stat eval_ppl(const Study& s, const std::string& pe, const std::string& scaling, long len,
-              bool last_quarter) {
-  std::vector<double> v;
+std::vector<long> group_lengths(const Study& s, const Group& g) {
+  std::set<long> lens;
   if (s.eval) {
-    for (const auto& r : *s.eval) {
-      if (r.pe == pe && r.scaling == scaling && r.len == len && is_main_name(r.run, pe, r.seed)) {
-        v.push_back(last_quarter ? r.last_quarter_ppl : r.ppl);
+    for (const auto& e : *s.eval) {
+      if (in_group(e.run, g, e.pe, e.seed)) lens.insert(e.len);
+    }
+  }
+  return {lens.begin(), lens.end()};
+}
+
+PerSeed eval_per_seed(const Study& s, const Group& g, const std::string& pe, long L,
+                      const std::string& scaling, Measure m) {
+  PerSeed out;
+  if (!s.eval) return out;
+  for (const auto& e : *s.eval) {
+    if (e.pe != pe || e.len != L || !in_group(e.run, g, pe, e.seed) ||
+        !scaling_matches(e.rope_scaling, scaling)) {
+      continue;
+    }
+    const double v = m == Measure::loss      ? e.loss
+                     : m == Measure::sliding ? e.sliding_loss
+                                             : e.loss - e.sliding_loss;
+    if (std::isfinite(v)) out[e.seed] = v;
+  }
+  return out;
+}
+
+std::map<long, Interval> position_losses(const Study& s, const Group& g, const std::string& pe,
+                                         long L, std::map<long, long>* ends,
+                                         const std::string& scaling, Measure m) {
+  std::map<long, std::vector<double>> by_start;
+  if (s.positions) {
+    for (const auto& p : *s.positions) {
+      if (p.pe != pe || p.len != L || !in_group(p.run, g, pe, p.seed) ||
+          !scaling_matches(p.rope_scaling, scaling)) {
+        continue;
+      }
+      by_start[p.start].push_back(m == Measure::loss      ? p.loss
+                                  : m == Measure::sliding ? p.sliding_loss
+                                                          : p.loss - p.sliding_loss);
+      if (ends) (*ends)[p.start] = p.end;
+    }
+  }
+  std::map<long, Interval> out;
+  for (const auto& [start, losses] : by_start) out[start] = mean_interval(losses);
+  return out;
+}
+
+PerSeed val_loss_per_seed(const Study& s, const Group& g, const std::string& pe) {
+  PerSeed out;
+  for (const RunRow* r : group_runs(s, g, pe)) {
+    if (std::isfinite(r->val_loss)) out[r->seed] = r->val_loss;
+  }
+  return out;
+}
+
+PerSeed gain_per_seed(const Study& s, const Group& g, const std::string& pe) {
+  PerSeed out;
+  for (const RunRow* r : group_runs(s, g, pe)) {
+    if (std::isfinite(r->last20_gain)) out[r->seed] = r->last20_gain;
+  }
+  return out;
+}
+
+PerSeed train_loss_per_seed(const Study& s, const Group& g, const std::string& pe) {
+  PerSeed out;
+  for (const long seed : group_seeds(s, g, pe)) {
+    const auto it = s.curves.find(g.name(pe, seed));
+    if (it == s.curves.end()) continue;
+    for (auto row = it->second.rbegin(); row != it->second.rend(); ++row) {
+      if (std::isfinite(row->train_loss)) {
+        out[seed] = row->train_loss;
+        break;
       }
     }
   }
-  return stat_of(v);
+  return out;
 }
 
-Stat eval_ppl_run(const Study& s, const std::string& run, const std::string& scaling, long len) {
-  std::vector<double> v;
-  if (s.eval) {
-    for (const auto& r : *s.eval) {
-      if (r.run == run && r.scaling == scaling && r.len == len) v.push_back(r.ppl);
+double ngram_loss(const Study& s, const std::string& corpus, long n) {
+  if (s.ngram) {
+    for (const auto& r : *s.ngram) {
+      if (r.corpus == corpus && r.n == n) return r.val_loss;
     }
   }
-  return stat_of(v);
-}
-
-Stat scaled_rope_ppl(const Study& s, const std::string& scaling, long len, bool last_quarter) {
-  std::vector<std::string> runs;  // main RoPE runs with at least one scaled evaluation
-  if (s.eval)
-    for (const auto& r : *s.eval)
-      if (r.pe == "rope" && r.scaling != "none" && is_main_name(r.run, r.pe, r.seed) &&
-          std::find(runs.begin(), runs.end(), r.run) == runs.end())
-        runs.push_back(r.run);
-  std::vector<double> v;
-  if (s.eval)
-    for (const auto& r : *s.eval)
-      if (r.scaling == scaling && r.len == len &&
-          std::find(runs.begin(), runs.end(), r.run) != runs.end())
-        v.push_back(last_quarter ? r.last_quarter_ppl : r.ppl);
-  return stat_of(v);
+  return NAN;
 }
 
 std::vector<std::string> rope_scalings(const Study& s) {
   static const std::vector<std::string> kOrder = {"none", "linear", "ntk", "dynamic", "yarn"};
   std::vector<std::string> out;
   if (!s.eval) return out;
-  for (const auto& r : *s.eval) {
-    if (r.pe == "rope" && is_main_name(r.run, r.pe, r.seed) &&
-        std::find(out.begin(), out.end(), r.scaling) == out.end()) {
-      out.push_back(r.scaling);
+  for (const auto& e : *s.eval) {
+    const std::string sc = e.rope_scaling.empty() ? "none" : e.rope_scaling;
+    if (e.pe == "rope" && in_group(e.run, kMain, "rope", e.seed) &&
+        std::find(out.begin(), out.end(), sc) == out.end()) {
+      out.push_back(sc);
     }
   }
   const auto rank = [](const std::string& x) {
@@ -165,91 +240,38 @@ std::vector<std::string> rope_scalings(const Study& s) {
   return out;
 }
 
-std::vector<const Run*> theta_runs(const Study& s) {
-  std::vector<const Run*> out;
-  long seed = -1;
-  for (const auto& r : s.runs) {
-    if (r.pe == "rope" && r.objective == "lm" && r.theta != 10000) {
-      out.push_back(&r);
-      if (seed < 0) seed = r.seed;
-    }
-  }
-  if (out.empty()) return out;
-  for (const Run* r : s.main_runs("rope")) {  // the theta = 10000 baseline, same seed
-    if (r->seed == seed) out.push_back(r);
-  }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Run* a, const Run* b) { return a->theta < b->theta; });
-  return out;
+Interval interval_of(const PerSeed& v) {
+  std::vector<double> values;
+  for (const auto& [seed, x] : v) values.push_back(x);
+  return mean_interval(values);
 }
 
-// ---------------------------------------------------------------- numbers as text
-
-std::string fmt(double v, int significant) {
-  if (std::isnan(v)) return "n/a";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[64];
-  const double a = std::abs(v);
-  if (a != 0 && (a >= 1e5 || a < 1e-3)) {
-    // "3.210e+07" -> mantissa without trailing zeros, exponent without '+' and leading zeros.
-    const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific,
-                                 std::max(0, significant - 2));
-    std::string t(buf, r.ptr);
-    const size_t e = t.find('e');
-    std::string mant = t.substr(0, e), exp = t.substr(e + 1);
-    if (mant.find('.') != std::string::npos) {
-      mant.erase(mant.find_last_not_of('0') + 1);
-      if (mant.back() == '.') mant.pop_back();
-    }
-    const bool neg = exp[0] == '-';
-    exp.erase(0, exp.find_first_not_of("+-0"));
-    return mant + "e" + (neg ? "-" : "") + exp;
+bool below_on_every_seed(const PerSeed& a, const PerSeed& b) {
+  int shared = 0;
+  for (const auto& [seed, x] : a) {
+    const auto it = b.find(seed);
+    if (it == b.end()) continue;
+    if (!(x < it->second)) return false;
+    ++shared;
   }
-  int decimals = 0;
-  if (a >= 1000) {
-    decimals = 0;  // "1235", "12346": whole numbers, never "1.235e3"
-  } else if (a > 0) {
-    decimals = std::max(0, significant - 1 - static_cast<int>(std::floor(std::log10(a))));
-  } else {
-    decimals = significant - 1;
+  return shared > 0;
+}
+
+bool all_below(const PerSeed& a, double limit) {
+  if (a.empty()) return false;
+  for (const auto& [seed, x] : a) {
+    if (!(x < limit)) return false;
   }
-  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
-  return std::string(buf, r.ptr);
+  return true;
 }
 
-std::string fmt_plain(double v) {
-  if (!std::isfinite(v)) return fmt(v);
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip: "1e+06"
-  std::string t(buf, r.ptr);
-  const size_t e = t.find('e');
-  if (e == std::string::npos) return t;
-  std::string exp = t.substr(e + 1);
-  const bool neg = exp[0] == '-';
-  exp.erase(0, exp.find_first_not_of("+-0"));
-  return t.substr(0, e) + "e" + (neg ? "-" : "") + exp;
-}
-
-std::string fmt_count(long v) {
-  std::string digits = std::to_string(std::labs(v)), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return (v < 0 ? "-" : "") + out;
-}
-
-std::string fmt_percent(double v) {
-  if (std::isnan(v)) return "n/a";
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, 100 * v, std::chars_format::fixed, 1);
-  return std::string(buf, r.ptr) + "%";
-}
-
-std::string fmt_stat(const Stat& s) {
-  if (s.n == 0) return "n/a";
-  if (s.n == 1) return fmt(s.mean);
-  return fmt(s.mean) + " (" + fmt(s.min) + "–" + fmt(s.max) + ")";
+bool near_converged(const Study& s, const std::string& pe, const std::string& corpus,
+                    const Group& g) {
+  const PerSeed val = val_loss_per_seed(s, g, pe);
+  const double tri = ngram_loss(s, corpus, 3), four = ngram_loss(s, corpus, 4);
+  if (val.empty() || std::isnan(tri)) return true;  // nothing to check against
+  const bool modern = pe == "rope" || pe == "alibi" || pe == "t5";
+  return all_below(val, tri) && (!modern || std::isnan(four) || all_below(val, four));
 }
 
 }  // namespace poslab::report_detail

@@ -12,93 +12,15 @@
 #include <string>
 #include <vector>
 
+#include "tests/train/study/xml_check.h"
+
 using namespace poslab;
+using report_test::xml_error;
 
 namespace {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
-
-// A tiny XML well-formedness checker, enough for what plot.cpp writes: an optional <?xml ?>
-// declaration, then exactly one root element; tags balance; attributes are name="value" with
-// no '<' in the value; '&' only starts one of the five named entities or &#N;. Returns "" if
-// the document is well-formed, otherwise what is wrong and where.
-bool entity_ok(const std::string& doc, size_t i) {  // doc[i] == '&'
-  for (const char* e : {"&lt;", "&gt;", "&amp;", "&quot;", "&apos;"}) {
-    if (doc.compare(i, std::strlen(e), e) == 0) return true;
-  }
-  size_t k = i + 2;
-  while (k < doc.size() && std::isdigit(static_cast<unsigned char>(doc[k]))) ++k;
-  return doc.compare(i, 2, "&#") == 0 && k > i + 2 && k < doc.size() && doc[k] == ';';
-}
-
-bool name_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' || c == '.' ||
-         c == '-' || static_cast<unsigned char>(c) >= 0x80;
-}
-
-// The attributes of <name ...> from k up to the tag's end: "" if well-formed.
-std::string attributes_error(const std::string& doc, size_t k, size_t end,
-                             const std::string& name) {
-  while (true) {
-    while (k < end && doc[k] == ' ') ++k;
-    if (k == end || (doc[k] == '/' && k + 1 == end)) return "";
-    const size_t attr = k;
-    while (k < end && name_char(doc[k])) ++k;
-    if (k == attr || doc.compare(k, 2, "=\"") != 0) {
-      return "malformed attribute in <" + name + "> at " + std::to_string(attr);
-    }
-    const size_t close = doc.find('"', k + 2);
-    if (close == std::string::npos || close > end) return "unclosed value at " + std::to_string(k);
-    for (size_t c = k + 2; c < close; ++c) {
-      if (doc[c] == '<') return "'<' in an attribute value at " + std::to_string(c);
-      if (doc[c] == '&' && !entity_ok(doc, c))
-        return "bad '&' in an attribute at " + std::to_string(c);
-    }
-    k = close + 1;
-  }
-}
-
-std::string xml_error(const std::string& doc) {
-  std::vector<std::string> open;
-  int roots = 0;
-  size_t i = doc.rfind("<?xml", 0) == 0 ? doc.find("?>") + 2 : 0;
-  while (i < doc.size()) {
-    if (doc[i] != '<') {  // character data: only allowed inside the root
-      if (doc[i] == '&' && !entity_ok(doc, i)) return "bad '&' at " + std::to_string(i);
-      if (doc[i] == '>') return "raw '>' in text at " + std::to_string(i);
-      if (open.empty() && !std::isspace(static_cast<unsigned char>(doc[i]))) {
-        return "text outside the root at " + std::to_string(i);
-      }
-      ++i;
-      continue;
-    }
-    const size_t end = doc.find('>', i);
-    if (end == std::string::npos) return "unterminated tag at " + std::to_string(i);
-    if (doc[i + 1] == '/') {  // </name>
-      const std::string name = doc.substr(i + 2, end - i - 2);
-      if (open.empty() || open.back() != name) {
-        return "</" + name + "> closes " + (open.empty() ? "nothing" : "<" + open.back() + ">");
-      }
-      open.pop_back();
-      i = end + 1;
-      continue;
-    }
-    // <name a="v" ...> or <name a="v" .../>
-    size_t k = i + 1;
-    while (k < end && name_char(doc[k])) ++k;
-    const std::string name = doc.substr(i + 1, k - i - 1);
-    if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) {
-      return "bad element name at " + std::to_string(i);
-    }
-    if (std::string e = attributes_error(doc, k, end, name); !e.empty()) return e;
-    if (open.empty() && ++roots > 1) return "second root element <" + name + ">";
-    if (doc[end - 1] != '/') open.push_back(name);
-    i = end + 1;
-  }
-  if (!open.empty()) return "<" + open.back() + "> is never closed";
-  return roots == 1 ? "" : "no root element";
-}
 
 // The number in attribute `name` of the tag that starts at `tag`, e.g. x="12.50"; NaN if the
 // tag has no such attribute.
@@ -350,6 +272,62 @@ TEST_CASE("heatmap grid shares one colour scale", "[plot]") {
   CHECK(count(svg, "<linearGradient") == 1);
   panels[2].vmax = 0.5;
   CHECK_THROWS_WITH(render_heatmap_grid("", panels, 2), Catch::Contains("'RoPE'"));
+}
+
+TEST_CASE("the legend stands right of the plot area, outside the data", "[plot]") {
+  const std::string svg = render_line_plot(context_plot());
+  REQUIRE(xml_error(svg) == "");
+  const auto area = plot_area(svg);
+  const size_t legend = svg.rfind('<', svg.find("class=\"legend\""));
+  CHECK(attr_num(svg, legend, "x") >= area[0] + area[2] + 10);
+  // The figure is widened to hold it.
+  CHECK(attr_num(svg, svg.find("<svg"), "width") >=
+        attr_num(svg, legend, "x") + attr_num(svg, legend, "width"));
+}
+
+TEST_CASE("an interval per point draws a band, or bars", "[plot]") {
+  LinePlot p;
+  Series s{"rope", {256, 512, 1024}, {7, 8, 9}};
+  s.lo = {6, 7, kNaN}, s.hi = {8, 9, 10};
+  p.series.push_back(s);
+  const std::string band = render_line_plot(p);
+  REQUIRE(xml_error(band) == "");
+  CHECK(count(band, "class=\"band\"") == 1);  // one polygon over the points with both ends
+  const size_t poly = band.find("class=\"band\"");
+  const std::string points = band.substr(band.find("points=\"", poly) + 8);
+  CHECK(count(points.substr(0, points.find('"')), ",") == 4);  // 2 points up, 2 back down
+  p.series[0].bars = true;
+  const std::string bars = render_line_plot(p);
+  REQUIRE(xml_error(bars) == "");
+  CHECK(count(bars, "class=\"band\"") == 0);
+  CHECK(count(bars, "class=\"series bar\"") == 2);
+  p.series[0].hi.pop_back();
+  CHECK_THROWS_WITH(render_line_plot(p), Catch::Contains("one lo and hi per x"));
+}
+
+TEST_CASE("point labels and extra reference circles", "[plot]") {
+  ScatterPlot sc = rope_rotations();
+  sc.connect = false;
+  sc.circles = {0.5};
+  sc.series[0].point_labels = {"0", "1"};
+  const std::string svg = render_scatter(sc);
+  REQUIRE(xml_error(svg) == "");
+  CHECK(count(svg, "<ellipse") == 2);
+  CHECK(svg.find("class=\"note\">1</text>") != std::string::npos);
+  CHECK(count(svg, "class=\"series faint\"") == 0);  // points only, no chords
+}
+
+TEST_CASE("a square-root colour scale spreads small values", "[plot]") {
+  Heatmap h;
+  h.values = {{0.0, 0.25}, {1.0, kNaN}};
+  h.sqrt_scale = true;
+  const std::string svg = render_heatmap(h);
+  REQUIRE(xml_error(svg) == "");
+  CHECK(svg.find("fill=\"#21918c\"") != std::string::npos);  // sqrt(0.25) = 0.5: viridis(0.5)
+  CHECK(!std::isnan(text_coord(svg, "0.01")));               // the bar's ticks follow the root
+  std::vector<Heatmap> panels = {h, h};
+  panels[1].sqrt_scale = false;
+  CHECK_THROWS_WITH(render_heatmap_grid("", panels, 2), Catch::Contains("sqrt_scale"));
 }
 
 // Writes one example of each figure for a person to look at:
