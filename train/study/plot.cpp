@@ -119,8 +119,9 @@ bool draw_series(std::string& out, const Series& s, size_t k, const Axis& x, con
     pen_down = true;
     clipped |= over;
     if (over || s.markers) marker(marks, over, px, py, color);
-    if (i < s.point_labels.size() && !s.point_labels[i].empty()) {
-      text(marks, px + 5, py - 5, s.point_labels[i], "note");
+    if (i < s.point_labels.size() && !s.point_labels[i].empty()) {  // the last one ends at it
+      const bool last = i + 1 == s.x.size() && i > 0;
+      text(marks, last ? px - 5 : px + 5, py - 5, s.point_labels[i], last ? "note end" : "note");
     }
   }
   if (line_class && !d.empty()) {
@@ -205,8 +206,15 @@ std::string render_xy(const LinePlot& p, bool equal_aspect, const std::vector<do
         {"above " + std::string(buf, res.ptr) + " (clipped)", "#666", false, false, false, true});
   }
   draw_legend(body, f, legend);
-  const double width = legend.empty() ? p.width : f.right + kLegendGap + legend_width(legend) + 8;
-  const double height = std::max(p.height, f.top + 18.0 * legend.size() + 16);
+  // The notes, one line each, under the legend in the same column.
+  double column = legend_width(legend);
+  const double notes_top = f.top + (legend.empty() ? 0 : 18.0 * legend.size() + 8) + 18;
+  for (size_t i = 0; i < p.notes.size(); ++i) {
+    text(body, f.right + kLegendGap, notes_top + 15.0 * i, p.notes[i], "note");
+    column = std::max(column, text_width(p.notes[i], kTickSize));
+  }
+  const double width = column == 0 ? p.width : f.right + kLegendGap + column + 8;
+  const double height = std::max(p.height, notes_top + 15.0 * p.notes.size());
   return svg_open(std::max(width, p.width), height) + body + "</svg>\n";
 }
 

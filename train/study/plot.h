@@ -53,7 +53,8 @@ struct Series {
   // Non-finite ends leave a gap in the band; on a clipped axis the band is clipped too.
   std::vector<double> lo = {}, hi = {};
   bool bars = false;
-  // Optional text beside each point ("" = none), e.g. the position a point stands for.
+  // Optional text beside each point ("" = none), e.g. the position a point stands for: above
+  // and right of it, or left of it for the last point of a series with several.
   std::vector<std::string> point_labels = {};
 };
 
@@ -65,6 +66,9 @@ struct LinePlot {
   // Values above y_max are drawn at y_max with an upward triangle (and a legend entry), so
   // one diverged run does not squash every other curve into the bottom of the plot.
   std::optional<double> y_max;
+  // Lines of text under the legend, outside the data: how to read the figure ("band: 95% over
+  // seeds", "log y axis").
+  std::vector<std::string> notes = {};
 };
 std::string render_line_plot(const LinePlot& plot);
 

@@ -157,9 +157,9 @@ std::string fmt_count(long v);      // 812544 -> "812,544"
 std::string fmt_percent(double v);  // 0.875 -> "87.5%"
 // A perplexity from an interval of losses: "7.230 (7.100–7.370)", "7.230 (1 seed)", "n/a".
 std::string fmt_ppl(const Interval& loss);
-// A loss or difference in nats, signed: "+0.0123 ± 0.0040", "-0.0050 (1 seed)", "n/a".
+// A loss or difference in nats, signed, 4 decimals: "+0.0123 ± 0.0040", "-0.0050 (1 seed)".
 std::string fmt_nats(const Interval& v);
-// A loss in nats: "1.923 ± 0.012" (or "1.923 (1 seed)").
+// A loss in nats: "1.923 ± 0.012" (half-width with 3 decimals), or "1.923 (1 seed)".
 std::string fmt_loss(const Interval& v);
 // An accuracy with its Wilson interval from tasks.csv: "87.5% (80.1–92.3)".
 std::string fmt_accuracy(const TaskRow& t);

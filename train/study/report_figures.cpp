@@ -50,7 +50,7 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
 
 std::string plot_rope_rotation(const Study& s) {
   ScatterPlot p;
-  p.title = "RoPE: pair i turns by p·10000^(-2i/32) at position p";
+  p.title = "RoPE: pair i turns by p·θ at position p, θ = 10000^(−2i/32)";
   p.xlabel = "cos(a) (radius: one circle per pair)", p.ylabel = "sin(a)";
   p.connect = false;  // points only: joining them by chords draws a star, not a rotation
   p.circles = {0.8, 0.6, 0.4};
@@ -75,17 +75,19 @@ std::string plot_rope_offset(const Study& s) {
   std::vector<double> q(kD), k(kD);  // two fixed vectors, any would do
   for (int j = 0; j < kD; ++j) q[j] = std::sin(0.7 * j + 0.3), k[j] = std::cos(1.3 * j + 0.1);
   LinePlot p;
-  p.title = "RoPE: q·k depends on the offset k = m − n alone";
-  p.xlabel = "query position m (key at n = m − k)", p.ylabel = "q·k after the positions";
+  p.title = "RoPE: q·k depends on the offset m − n alone";
+  p.xlabel = "query position m (key at n = m − offset)", p.ylabel = "q·k after the positions";
+  p.notes = {"fixed q, k of dim 32, theta 10000", "flat lines: the same q·k",
+             "for every m at one offset"};
   for (const int off : {0, 4, 16, 64}) {
-    Series sr{"RoPE, k = " + std::to_string(off), {}, {}};
+    Series sr{"RoPE, m − n = " + std::to_string(off), {}, {}};
     sr.markers = false;
     for (int m = off; m <= 256; m += 4) {
       sr.x.push_back(m), sr.y.push_back(dot(rotate(q, m), rotate(k, m - off)));
     }
     p.series.push_back(std::move(sr));
   }
-  Series added{"sinusoidal added, k = 16", {}, {}, "#009E73", true, false};
+  Series added{"sinusoidal added, m − n = 16", {}, {}, "#009E73", true, false};
   for (int m = 16; m <= 256; m += 4) {
     added.x.push_back(m), added.y.push_back(dot(add_sinusoid(q, m), add_sinusoid(k, m - 16)));
   }
@@ -112,6 +114,7 @@ std::vector<Heatmap> attention_panels(const Study& s, const std::string& pe, int
     for (const long head : heads) {
       Heatmap h;
       h.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head);
+      h.xlabel = "key", h.ylabel = "query";
       h.values.assign(T, std::vector<double>(T, NAN));
       h.vmin = 0, h.vmax = 1, h.sqrt_scale = true;
       h.width = 230, h.height = 220;
@@ -221,6 +224,7 @@ std::string plot_task_accuracy(const Study& s, const std::string& task) {
     }
   }
   if (p.series.empty()) return "";
+  p.series.push_back({"later seeds: dashed", {}, {}, "#666666", true, false});
   p.series.push_back({"training length " + std::to_string(train),
                       {double(train), double(train)},
                       {0, 1},

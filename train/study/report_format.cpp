@@ -80,24 +80,27 @@ std::string fmt_ppl(const Interval& loss) {
 }
 
 namespace {
-std::string signed_fixed(double v, int decimals) {
+// Fixed decimals, so a half-width of 3e-16 (float noise of equal seeds) prints as 0.0000.
+std::string fixed_text(double v, int decimals) {
   char buf[64];
-  const auto r =
-      std::to_chars(buf, buf + sizeof buf, std::abs(v), std::chars_format::fixed, decimals);
-  return (v < 0 ? "-" : "+") + std::string(buf, r.ptr);
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  return std::string(buf, r.ptr);
+}
+std::string signed_fixed(double v, int decimals) {
+  return (v < 0 ? "-" : "+") + fixed_text(std::abs(v), decimals);
 }
 }  // namespace
 
 std::string fmt_nats(const Interval& v) {
   if (v.n == 0) return "n/a";
   if (!v.has_spread()) return signed_fixed(v.mean, 4) + " (1 seed)";
-  return signed_fixed(v.mean, 4) + " ± " + fmt(v.half, 2);
+  return signed_fixed(v.mean, 4) + " ± " + fixed_text(v.half, 4);
 }
 
 std::string fmt_loss(const Interval& v) {
   if (v.n == 0) return "n/a";
   if (!v.has_spread()) return fmt(v.mean) + " (1 seed)";
-  return fmt(v.mean) + " ± " + fmt(v.half, 2);
+  return fmt(v.mean) + " ± " + fixed_text(v.half, 3);
 }
 
 std::string fmt_accuracy(const TaskRow& t) {

@@ -55,6 +55,23 @@ double ppl_clip(const std::vector<Series>& series) {
   return top > 0 ? 10 * top : INFINITY;
 }
 
+// A difference axis stops at twice the second-highest series' maximum (at least 0.05 nats),
+// so one scheme that is far off does not flatten the others (its points become triangles).
+std::optional<double> gap_clip(const std::vector<Series>& series) {
+  std::vector<double> tops;
+  for (const auto& sr : series) {
+    double top = -INFINITY;
+    for (const double y : sr.y) {
+      if (std::isfinite(y)) top = std::max(top, y);
+    }
+    if (std::isfinite(top)) tops.push_back(top);
+  }
+  if (tops.size() < 2) return std::nullopt;
+  std::sort(tops.rbegin(), tops.rend());
+  const double clip = std::max(0.05, 2 * tops[1]);
+  return tops[0] > clip ? std::optional<double>(clip) : std::nullopt;
+}
+
 // A vertical dashed grey line at x = T0 from lo to hi, labelled as the training length.
 Series t0_line(long T0, double lo, double hi) {
   Series sr{"T0 = " + std::to_string(T0) + " (training length)",
@@ -95,8 +112,9 @@ std::string plot_ppl_vs_length(const Study& s, const Group& g, const std::string
   if (!any_finite(p.series)) return "";
   p.y_max = ppl_clip(p.series);
   p.title = (g.prefix == kKjv.prefix ? "kjv: perplexity" : "Perplexity") +
-            std::string(" against length, trained at T0 = ") + std::to_string(lens.front()) +
-            " (band: 95% over seeds; clipped at " + fmt(*p.y_max, 3) + ")";
+            std::string(" against length (T0 = ") + std::to_string(lens.front()) + ")";
+  p.notes = {"band: 95% interval over seeds", "log axes; y clipped at " + fmt(*p.y_max, 3),
+             "(10x the highest ppl at T0)", "‡: not near convergence"};
   return save(s, name, render_line_plot(p));
 }
 
@@ -104,7 +122,8 @@ std::string plot_loss_vs_position(const Study& s) {
   if (s.lengths.empty()) return "";
   const long L = s.lengths.back();
   LinePlot p;
-  p.title = "Loss against position at L = " + std::to_string(L) + " (band: 95% over seeds)";
+  p.title = "Loss against position at L = " + std::to_string(L);
+  p.notes = {"band: 95% interval over seeds", "‡: not near convergence"};
   p.xlabel = "position in the window", p.ylabel = "loss (nats)";
   double lo = INFINITY, top = -INFINITY;
   for (const auto& pe : s.pes) {
@@ -127,7 +146,9 @@ std::string plot_loss_vs_position(const Study& s) {
 
 std::string plot_sliding_gap(const Study& s) {
   LinePlot p;
-  p.title = "Loss − sliding-window loss (< 0: uses the longer context; band: 95% over seeds)";
+  p.title = "Loss − sliding-window loss against length";
+  p.notes = {"< 0: uses the longer context", "> 0: hurt by it", "band: 95% interval over seeds",
+             "‡: not near convergence"};
   p.xlabel = "evaluation length L (tokens)", p.ylabel = "difference (nats)";
   p.log_x = true;
   for (const auto& pe : s.pes) {
@@ -138,6 +159,7 @@ std::string plot_sliding_gap(const Study& s) {
     p.series.push_back(std::move(sr));
   }
   if (!any_finite(p.series)) return "";
+  p.y_max = gap_clip(p.series);
   p.series.push_back({"0: no difference",
                       {double(s.lengths.front()), double(s.lengths.back())},
                       {0, 0},
@@ -151,8 +173,9 @@ std::string plot_sliding_gap_position(const Study& s) {
   if (s.lengths.empty()) return "";
   const long L = s.lengths.back();
   LinePlot p;
-  p.title = "Loss − sliding-window loss per position at L = " + std::to_string(L) +
-            " (band: 95% over seeds)";
+  p.title = "Loss − sliding-window loss per position at L = " + std::to_string(L);
+  p.notes = {"< 0: uses the longer context", "> 0: hurt by it", "band: 95% interval over seeds",
+             "‡: not near convergence"};
   p.xlabel = "position in the window", p.ylabel = "difference (nats)";
   for (const auto& pe : s.pes) {
     std::map<long, long> ends;
@@ -164,13 +187,15 @@ std::string plot_sliding_gap_position(const Study& s) {
     p.series.push_back(std::move(sr));
   }
   if (!any_finite(p.series)) return "";
+  p.y_max = gap_clip(p.series);
   p.series.push_back({"0: no difference", {0, double(L)}, {0, 0}, "#999999", true, false});
   return save(s, "sliding_gap_position", render_line_plot(p));
 }
 
 std::string plot_rope_scaling(const Study& s) {
   LinePlot p;
-  p.title = "RoPE: perplexity against length per scaling (band: 95% over seeds)";
+  p.title = "RoPE: perplexity against length per scaling";
+  p.notes = {"band: 95% interval over seeds", "log axes"};
   p.xlabel = "evaluation length L (tokens)", p.ylabel = "val perplexity (log scale)";
   p.log_x = p.log_y = true;
   for (const auto& sc : rope_scalings(s)) {
@@ -201,7 +226,7 @@ std::string plot_training_curves(const Study& s, const Group& g, const std::stri
       for (const auto& c : it->second) {  // steps without an evaluation log val_loss = nan
         if (std::isfinite(c.val_loss)) sr.x.push_back(c.step), sr.y.push_back(c.val_loss);
       }
-      sr.markers = sr.x.size() <= 30;
+      sr.markers = false;
       if (!sr.x.empty()) x0 = std::min(x0, sr.x.front()), x1 = std::max(x1, sr.x.back());
       p.series.push_back(std::move(sr));
     }
@@ -212,9 +237,10 @@ std::string plot_training_curves(const Study& s, const Group& g, const std::stri
   for (long n = 1; n <= 5; ++n) {
     const double v = ngram_loss(s, corpus, n);
     if (std::isnan(v)) continue;
-    Series sr{
-        first ? "add-k n-grams (n at the left end)" : "", {x0, x1}, {v, v}, "#999999", true, false};
+    Series sr{first ? "add-k n-gram models" : "", {x0, x1}, {v, v}, "#999999", true, false};
+    // labels alternate between the ends, so neighbouring lines do not overwrite each other
     sr.point_labels = {std::to_string(n) + "-gram", ""};
+    if (n % 2 == 0) std::swap(sr.point_labels[0], sr.point_labels[1]);
     p.series.push_back(std::move(sr));
     first = false;
   }
@@ -236,15 +262,17 @@ std::string plot_rope_scaling_position(const Study& s) {
       add_point(sr, 0.5 * (start + ends[start]), v, identity);
     }
     sr.markers = sr.x.size() <= 32;
-    p.series.push_back(std::move(sr));
+    if (!sr.x.empty()) p.series.push_back(std::move(sr));
   }
   if (!any_finite(p.series)) return "";
+  p.notes = {"band: 95% interval over seeds"};
   return save(s, "rope_scaling_position", render_line_plot(p));
 }
 
 std::string plot_rope_theta(const Study& s) {
   LinePlot p;
-  p.title = "RoPE: perplexity against length per base theta (band: 95% over seeds)";
+  p.title = "RoPE: perplexity against length per base theta";
+  p.notes = {"band: 95% interval over seeds", "log axes"};
   p.xlabel = "evaluation length L (tokens)", p.ylabel = "val perplexity (log scale)";
   p.log_x = p.log_y = true;
   const auto seeds10 = group_seeds(s, kTheta10, "rope");

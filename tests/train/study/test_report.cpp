@@ -28,7 +28,7 @@ TEST_CASE("report numbers are formatted to 4 significant figures", "[report]") {
             fmt(std::exp(std::log(8.0) + 12.706 * std::log(2.0))) + ")");
   CHECK(fmt_ppl(mean_interval({2.0})) == "7.389 (1 seed)");
   CHECK(fmt_ppl(mean_interval({})) == "n/a");
-  CHECK(fmt_nats(mean_interval({-0.05, -0.07})) == "-0.0600 ± 0.13");
+  CHECK(fmt_nats(mean_interval({-0.05, -0.07})) == "-0.0600 ± 0.1271");
   CHECK(fmt_nats(mean_interval({0.01})) == "+0.0100 (1 seed)");
 }
 
@@ -78,10 +78,10 @@ TEST_CASE("extrapolation, sliding window and RoPE scaling tables", "[report]") {
   const std::string md = report_of(d);
   // Per scheme and length: windows, loss ± half, ppl with interval, each seed's ppl.
   CHECK(row(md, "## 3. Extrapolation", "alibi") ==
-        "| alibi | 256 | 40 | 1.900 ± 0.25 | 6.686 (5.186–8.620) | 1: 6.554, 2: 6.821 |");
+        "| alibi | 256 | 40 | 1.900 ± 0.254 | 6.686 (5.186–8.620) | 1: 6.554, 2: 6.821 |");
   // Sliding: rope's gap at 4096 is 0.50/0.55/0.60 -> +0.55 ± 4.303 * 0.05 / sqrt(3).
-  CHECK(row(md, "## 4. Sliding window", "rope").find("| +0.5500 ± 0.12 |") != std::string::npos);
-  CHECK(row(md, "## 4. Sliding window", "alibi").find("| -0.0600 ± 0.13 |") != std::string::npos);
+  CHECK(row(md, "## 4. Sliding window", "rope").find("| +0.5500 ± 0.1242 |") != std::string::npos);
+  CHECK(row(md, "## 4. Sliding window", "alibi").find("| -0.0600 ± 0.1271 |") != std::string::npos);
   // RoPE scaling: every seed, and the mean with its interval.
   CHECK(row(md, "## 5. RoPE scaling", "ntk")
             .find("| " + fmt_ppl(mean_interval({2.0, 2.1, 2.2})) + " |") != std::string::npos);
@@ -104,7 +104,7 @@ TEST_CASE("ablations, tasks, kjv and cost tables", "[report]") {
       row(md, "6.2 The unscaled embedding", "learned, gpt2").rfind("| learned, gpt2 | 1, 2 |", 0) ==
       0);
   CHECK(row(md, "6.3 No causal mask", "none") ==
-        "| none | 2 | 2.550 ± 0.64 | 2e-6 | 1: 1e-6, 2: 2e-6 |");
+        "| none | 2 | 2.550 ± 0.635 | 2e-6 | 1: 1e-6, 2: 2e-6 |");
   // Tasks: the Wilson interval from tasks.csv, † past the training length.
   CHECK(row(md, "Task `reverse`", "pe") == "| pe | seed | 24 | 48† |");
   CHECK(row(md, "Task `reverse`", "rope") == "| rope | 1 | 99.0% (95.0–100) | 90.0% (85.0–94.0) |");
