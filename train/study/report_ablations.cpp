@@ -272,7 +272,7 @@ void figures_section(Markdown& md, const Study& s) {
         path.substr(path.find("attention_") + 10, path.size() - path.find("attention_") - 14);
     md.figure(path, "attention, " + pe,
               "attention weights of the " + pe +
-                  " model on one val window, every head (columns) "
+                  " model on one val window (its first 64 positions), every head (columns) "
                   "of the first and the last layer (rows); row = query position, column = key. "
                   "Colour on a square-root scale (weight 0.01 is already a tenth of the way), so "
                   "spread-out attention stays visible; one scale for every panel.");

@@ -97,6 +97,10 @@ std::string plot_rope_offset(const Study& s) {
 
 namespace {
 
+// The panels show the first kAttentionPositions queries (and keys): a 64 x 64 map per head is
+// readable, and a larger one makes the SVG big (one rectangle per cell).
+constexpr long kAttentionPositions = 64;
+
 // The panels of one scheme: every head of the first and the last layer of its first run.
 // `columns` is set to the number of heads.
 std::vector<Heatmap> attention_panels(const Study& s, const std::string& pe, int& columns) {
@@ -107,6 +111,7 @@ std::vector<Heatmap> attention_panels(const Study& s, const std::string& pe, int
     if (a.pe != pe || (!run.empty() && a.run > run)) continue;
     if (a.run != run) run = a.run, layers.clear(), heads.clear(), T = 0;
     layers.insert(a.layer), heads.insert(a.head), T = std::max({T, a.query + 1, a.key + 1});
+    T = std::min(T, kAttentionPositions);
   }
   std::vector<Heatmap> panels;
   columns = static_cast<int>(heads.size());
@@ -123,7 +128,7 @@ std::vector<Heatmap> attention_panels(const Study& s, const std::string& pe, int
     if (layers.size() == 1) break;
   }
   for (const auto& a : *s.attention) {
-    if (a.pe != pe || a.run != run) continue;
+    if (a.pe != pe || a.run != run || a.query >= T || a.key >= T) continue;
     const size_t row = a.layer == *layers.begin() ? 0 : 1;
     const auto h = std::distance(heads.begin(), heads.find(a.head));
     panels[row * heads.size() + h].values[a.query][a.key] = a.weight;
