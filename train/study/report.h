@@ -93,7 +93,7 @@ struct Study {
   std::optional<std::string> review;  // review.md
 
   std::vector<std::string> pes;  // schemes with main runs (runs.csv or extrapolation.csv)
-  std::vector<long> lengths;     // evaluation lengths of extrapolation.csv, ascending
+  std::vector<long> lengths;     // evaluation lengths of the main runs, ascending
   // The training length T0: the shortest evaluated length (the study evaluates from T0 up).
   long train_len() const { return lengths.empty() ? 0 : lengths.front(); }
 };

@@ -42,13 +42,14 @@ void find_schemes(Study& s) {
       if (r.run == kMain.name(r.pe, r.seed)) pes.push_back(r.pe);
     }
   }
-  std::set<long> lens;
+  std::set<long> lens, all;  // the main runs' lengths; any run's if there are no main runs
   if (s.eval) {
     for (const auto& e : *s.eval) {
-      if (e.run == kMain.name(e.pe, e.seed)) pes.push_back(e.pe);
-      lens.insert(e.len);
+      if (e.run == kMain.name(e.pe, e.seed)) pes.push_back(e.pe), lens.insert(e.len);
+      all.insert(e.len);
     }
   }
+  if (lens.empty()) lens = all;
   s.pes = order_pes(pes);
   s.lengths.assign(lens.begin(), lens.end());
 }
