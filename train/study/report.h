@@ -28,14 +28,17 @@
 // holds for every seed or the intervals separate.
 //
 // The implementation is split by idea:
-//   report_data.cpp          loading the folder, the run groups, numbers per seed
-//   report_format.cpp        numbers as text, the markdown builder (report_markdown.h)
-//   report.cpp               write_report, setup, headline, near-convergence, cost, raw data
-//   report_extrapolation.cpp extrapolation, sliding window, RoPE scaling, kjv
-//   report_ablations.cpp     theta, embedding, masked LM, tasks
-//   report_findings.cpp      "What the numbers say"
-//   report_plots.cpp         figures from the results: lengths, positions, curves
-//   report_figures.cpp       RoPE from the formula, attention, tasks
+//   report_data.cpp            loading the folder, the run groups, numbers per seed
+//   report_format.cpp          numbers as text, the markdown builder (report_markdown.h)
+//   report.cpp                 write_report, setup, headline, raw data (sections in order:
+//                              report_sections.h)
+//   report_convergence.cpp     near convergence, cost (timing, tuning, lines), every run
+//   report_extrapolation.cpp   extrapolation, sliding window, RoPE scaling, kjv
+//   report_ablations.cpp       theta, embedding, masked LM, tasks, the figures' section
+//   report_findings.cpp        "What the numbers say": convergence, rankings, lengths, sliding
+//   report_findings_parts.cpp  ... and the ablations and tasks
+//   report_plots.cpp           figures from the results: lengths, positions, curves
+//   report_figures.cpp         RoPE from the formula, attention, tasks
 #pragma once
 #include <map>
 #include <optional>
