@@ -39,7 +39,7 @@ struct TrainOptions {
   uint64_t seed = 1337;
   bool resume = false;
   bool force = false;
-  int64_t stop_after = 0;  // >0: pause after this step (checkpoint, exit) — for tests
+  int64_t stop_after = 0;           // >0: pause after this step (checkpoint, exit) — for tests
   std::vector<int64_t> keep_steps;  // after each of these steps: model_step<N>.safetensors
   std::string objective =
       "lm";                 // lm (next token) | mlm (masked-LM, the study's masked-LM ablation)
@@ -55,7 +55,8 @@ struct TrainResult {
 };
 
 void validate(const TrainOptions& o);  // flags out of range: named errors
-// Where the copy of the model after `step` goes (TrainOptions::keep_steps): out/model_step<N>.safetensors.
+// Where the copy of the model after `step` goes (TrainOptions::keep_steps):
+// out/model_step<N>.safetensors.
 std::string kept_model_path(const std::string& out, int64_t step);
 TrainResult train(const TrainOptions& o);
 

@@ -71,7 +71,8 @@ void fill_losses(const StudyConfig& c, const StudyPlan& p, const RunSpec& r,
       row.last20_gain = NAN;
       const std::string kept = last20_eval_path(c, r);
       if (!kept.empty() && fs::exists(kept))
-        row.last20_gain = json_parse(read_file(kept), kept).find("loss")->as_number() - row.val_loss;
+        row.last20_gain =
+            json_parse(read_file(kept), kept).find("loss")->as_number() - row.val_loss;
     }
 }
 

@@ -73,8 +73,8 @@ void evaluate_run(const StudyConfig& c, const RunSpec& r, const EvalSpec& e, GPT
 
 // Masked LM: the loss on fixed masks, and the shuffle check: permute the input, un-permute the
 // outputs, compare (a model without mask and PE cannot tell the orders apart).
-MlmRow mlm_check(const RunSpec& r, const GPT& model,
-                 const std::vector<uint16_t>& val, int32_t vocab_size) {
+MlmRow mlm_check(const RunSpec& r, const GPT& model, const std::vector<uint16_t>& val,
+                 int32_t vocab_size) {
   Generator g(99);
   double vl = 0;
   int nb = 4;

@@ -45,8 +45,8 @@ TuneChoice tune_study(const StudyConfig& config) {
     rows.push_back(tuning_row(c, p.runs[i], p.evals[i]));
     const TuningRow& t = rows.back();
     by_pair[{t.lr, t.batch}].push_back(t.val_loss);
-    std::printf("%-12s lr %-8g batch %-4ld %6ld steps  val loss %.4f  %.0f s\n", t.pe.c_str(),
-                t.lr, t.batch, t.steps, t.val_loss, t.seconds);
+    std::printf("%-12s lr %-8g batch %-4ld %6ld steps  val loss %.4f  %.0f s\n", t.pe.c_str(), t.lr,
+                t.batch, t.steps, t.val_loss, t.seconds);
   }
   write_rows(c.out + "/tuning.csv", rows);
   TuneChoice best{0, 0, INFINITY};

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -44,7 +45,8 @@ TEST_CASE("the study plan names each run once, part by part, with each part's se
     CHECK(r.train.out == c.run_dir(r.name));
     CHECK(r.train.data == c.corpus_dir(r.corpus));
   }
-  REQUIRE(p.pes == std::vector<std::string>{"none", "learned", "sinusoidal", "rope", "alibi", "t5"});
+  REQUIRE(p.pes ==
+          std::vector<std::string>{"none", "learned", "sinusoidal", "rope", "alibi", "t5"});
   CHECK(count_prefix(p, "kjv_") == 6 * 2);
   CHECK(count_prefix(p, "rope_theta") == 2 * 2);
   CHECK(count_prefix(p, "mlm_") == 2 * 2);
@@ -120,7 +122,8 @@ TEST_CASE("run names, seeds and sizes", "[study]") {
   CHECK(last20_step(1) == 0);
   for (const char* s : {"full", "quick", "tiny", "large"})
     CHECK(study_size_name(parse_study_size(s)) == std::string(s));
-  REQUIRE_THROWS_WITH(parse_study_size("huge"), Contains("--scale: expected full|quick|tiny|large"));
+  REQUIRE_THROWS_WITH(parse_study_size("huge"),
+                      Contains("--scale: expected full|quick|tiny|large"));
   const StudyConfig full = study_config(StudySize::full), large = study_config(StudySize::large);
   CHECK(large.steps > full.steps);
   CHECK(large.main_seeds > full.main_seeds);
@@ -149,7 +152,8 @@ TEST_CASE("runs.csv: val_loss at T0, last20_gain = the loss at 80% of the steps 
   const RunSpec& r = p.run("rope_s1");
   const std::string dir = c.run_dir(r.name);
   fs::create_directories(dir);
-  write_file_atomic(dir + "/log.csv", log_text({{3, 1e-3, 2.9, 2.8, 1, 100, 0}, {4, 1e-3, 2.7, 2.6, 1, 100, 0}}));
+  write_file_atomic(dir + "/log.csv",
+                    log_text({{3, 1e-3, 2.9, 2.8, 1, 100, 0}, {4, 1e-3, 2.7, 2.6, 1, 100, 0}}));
   record_stage(dir, "train rope_s1", 12.5, true);
   const int64_t T0 = c.ctx, W = eval_windows(c, r, T0);
   auto eval_json = [&](double loss) {
@@ -173,9 +177,9 @@ TEST_CASE("runs.csv: val_loss at T0, last20_gain = the loss at 80% of the steps 
   // a masked LM: its fixed-mask loss; the gain from its log (steps 3 and 4)
   const RunSpec& m = p.run("mlm_rope_s1");
   fs::create_directories(c.run_dir(m.name));
-  write_file_atomic(c.run_dir(m.name) + "/log.csv",
-                    log_text({{2, 1e-3, 3.5, 3.4, 1, 100, 0}, {3, 1e-3, 3.1, 3.0, 1, 100, 0},
-                              {4, 1e-3, 2.9, 2.75, 1, 100, 0}}));
+  write_file_atomic(c.run_dir(m.name) + "/log.csv", log_text({{2, 1e-3, 3.5, 3.4, 1, 100, 0},
+                                                              {3, 1e-3, 3.1, 3.0, 1, 100, 0},
+                                                              {4, 1e-3, 2.9, 2.75, 1, 100, 0}}));
   write_rows<MlmRow>(c.run_dir(m.name) + "/mlm.csv", {{m.name, "rope", 1, 3.125, 0.5}});
   RunRow mr = run_row(c, p, m);
   CHECK(mr.val_loss == 3.125);
@@ -246,9 +250,9 @@ TEST_CASE("the tiny study end to end: timing.csv holds every stage, its sum with
     CHECK(t.seconds >= 0);
     sum += t.seconds;
   }
-  for (const char* s : {"prepare fortunes", "prepare kjv", "ngram fortunes", "ngram kjv",
-                        "train rope_s1", "eval rope_s1", "train kjv_t5_s1", "eval mlm_none_s1",
-                        "report"})
+  for (const char* s :
+       {"prepare fortunes", "prepare kjv", "ngram fortunes", "ngram kjv", "train rope_s1",
+        "eval rope_s1", "train kjv_t5_s1", "eval mlm_none_s1", "report"})
     CHECK(stages.count(s) == 1);
   CHECK(stages.count("tasks task_passkey_alibi_s1") == 1);
   CHECK(sum > 0);
@@ -268,7 +272,8 @@ TEST_CASE("the tiny study end to end: timing.csv holds every stage, its sum with
   // attention.csv: every layer and head of each scheme's seed-1 model, keys up to the query
   std::vector<AttentionRow> att = read_rows<AttentionRow>(out + "/attention.csv");
   const StudyConfig tiny = study_config(StudySize::tiny);
-  CHECK(att.size() == 6 * tiny.layers * tiny.heads * tiny.attention_len * (tiny.attention_len + 1) / 2);
+  CHECK(att.size() == static_cast<size_t>(6 * tiny.layers * tiny.heads * tiny.attention_len *
+                                          (tiny.attention_len + 1) / 2));
 }
 
 TEST_CASE(
