@@ -55,9 +55,10 @@ double log_last20_gain(const std::vector<LogRow>& log, int64_t steps) {
   return at && at != &log.back() ? at->val_loss - log.back().val_loss : NAN;
 }
 
-// val_loss and last20_gain of runs.csv (tables.h): next-token runs from their evaluations at
-// T0 (the final model and the one kept at 80%), masked LMs from their fixed-mask loss, task
-// runs from the trainer's log.
+// val_loss and last20_gain of runs.csv (tables.h). Next-token runs: both from the evaluations
+// at T0 over the same val windows (the final model, the one kept at 80% of the steps). Masked
+// LMs: val_loss is the loss on fixed masks (mlm.csv). Masked LMs and task runs: last20_gain
+// from the val losses of the trainer's log; task runs: val_loss too.
 void fill_losses(const StudyConfig& c, const StudyPlan& p, const RunSpec& r,
                  const std::vector<LogRow>& log, RunRow& row) {
   row.val_loss = log.empty() ? NAN : log.back().val_loss;

@@ -33,13 +33,15 @@ bool reuse(const StudyConfig& c, const std::string& path) {
   return !c.force && fs::exists(path);
 }
 
-// Trains unless the finished run is there; an interrupted run is continued. Returns the model.
-// The training time goes to the run's timing.csv ("train <run>"; a resumed run adds to it).
-Checkpoint ensure_trained(const StudyConfig& c, const RunSpec& r) {
+// Trains unless the finished run is there; an interrupted run is continued. Returns the model;
+// `trained` says whether it was (re)trained now. The training time goes to the run's
+// timing.csv ("train <run>"; a resumed run adds to it).
+Checkpoint ensure_trained(const StudyConfig& c, const RunSpec& r, bool& trained) {
   const std::string dir = c.run_dir(r.name);
   TrainOptions o = r.train;
   o.quiet = false;
-  if (c.force || !finished(dir, o.steps)) {
+  trained = c.force || !finished(dir, o.steps);
+  if (trained) {
     std::fprintf(stderr, "%s: train (%lld steps)\n", r.name.c_str(), (long long)o.steps);
     o.force = true;
     o.resume = false;
@@ -242,8 +244,11 @@ bool run_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
   return evals_done(c, p, r) && !(r.task && !fs::exists(c.run_dir(r.name) + "/tasks.csv"));
 }
 
-void make_run(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
-  Checkpoint ck = ensure_trained(c, r);
+void make_run(const StudyConfig& config, const StudyPlan& p, const RunSpec& r) {
+  bool trained = false;
+  Checkpoint ck = ensure_trained(config, r, trained);
+  StudyConfig c = config;
+  c.force = config.force || trained;  // a model trained now: no measurement of an older one stays
   const std::string dir = c.run_dir(r.name);
   if (!evals_done(c, p, r)) evaluate_all(c, p, r, *ck.model);
   if (r.task && !reuse(c, dir + "/tasks.csv")) {
