@@ -135,8 +135,9 @@ int cmd_experiments(int argc, char** argv) {
   if (a.boolean("tune", false)) return tune_study(c), 0;
   if (!a.boolean("report", false)) prepare_study_data(c, p);
   if (a.boolean("plan", false)) {
-    for (const RunSpec* r : pending_runs(c, p))
-      std::printf("%s\n", job_command_line(c, *r).c_str());
+    const std::vector<const RunSpec*> pending = pending_runs(c, p);
+    for (const RunSpec* r : pending) std::printf("%s\n", job_command_line(c, *r).c_str());
+    std::fputs(eta_text(c, p, pending, study_throughput(c, p, 0, 1)).c_str(), stderr);
     return 0;
   }
   if (!a.boolean("report", false)) make_runs(c, p, jobs);
