@@ -22,11 +22,20 @@ double val_tokens(const RunSpec& r) {
   return ec ? 500000.0 : static_cast<double>(bytes / 2);
 }
 
-// One forward token at length L, in training tokens (eta.h).
-double forward_cost(const RunSpec& r, int64_t L) {
-  const double C = static_cast<double>(r.train.model.n_embd);
-  const double T0 = static_cast<double>(r.train.model.block_size);
-  return (12 * C + static_cast<double>(L)) / (3 * (12 * C + T0));
+// Multiply-adds per token of a network (all its layers) at length L (eta.h).
+double macs_per_token(int64_t layers, int64_t C, int64_t L) {
+  return static_cast<double>(layers) * static_cast<double>(C) * static_cast<double>(12 * C + L);
+}
+
+// The unit of planned work: one training token of the study's main network at T0 (three
+// forward passes' worth).
+double unit(const StudyConfig& c) {
+  return 3 * macs_per_token(c.layers, c.d, c.ctx);
+}
+
+// One forward token of run r's network at length L, in units.
+double forward_cost(const StudyConfig& c, const RunSpec& r, int64_t L) {
+  return macs_per_token(r.train.model.n_layer, r.train.model.n_embd, L) / unit(c);
 }
 
 // The forward tokens at length L: the windows that are evaluated, L tokens each.
@@ -46,14 +55,15 @@ std::string millions(double tokens) {
 
 double planned_tokens(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
   const int64_t T0 = r.train.model.block_size;
-  double tokens = static_cast<double>(r.train.steps * r.train.batch * T0);
+  double tokens = static_cast<double>(r.train.steps * r.train.batch * T0) * 3 *
+                  forward_cost(c, r, T0);  // = steps x batch x T0 for the main network
   for (const EvalSpec& e : p.evals) {
     if (e.run != r.name) continue;
     for (int64_t L : c.lens)
-      if (evaluates_at(r, L)) tokens += eval_tokens(c, r, L) * forward_cost(r, L);
-    tokens += 4 * eval_tokens(c, r, c.lens.back()) * forward_cost(r, T0);  // sliding window
+      if (evaluates_at(r, L)) tokens += eval_tokens(c, r, L) * forward_cost(c, r, L);
+    tokens += 4 * eval_tokens(c, r, c.lens.back()) * forward_cost(c, r, T0);  // sliding window
   }
-  if (!r.train.keep_steps.empty()) tokens += eval_tokens(c, r, T0) * forward_cost(r, T0);
+  if (!r.train.keep_steps.empty()) tokens += eval_tokens(c, r, T0) * forward_cost(c, r, T0);
   return tokens;
 }
 
@@ -84,7 +94,8 @@ std::string eta_text(const StudyConfig& c, const StudyPlan& p,
   char b[512];
   std::snprintf(b, sizeof b,
                 "expected time: %s for the %zu pending runs, %s for all %zu runs of the %s study "
-                "(%s and %s training tokens, evaluations included, at %.0f tokens/s, %s)\n",
+                "(planned: %s and %s training tokens of the main network, evaluations included; at "
+                "%.0f tokens/s, %s)\n",
                 format_duration(left / t.tokens_per_s).c_str(), pending.size(),
                 format_duration(all / t.tokens_per_s).c_str(), p.runs.size(),
                 study_size_name(c.size), millions(left).c_str(), millions(all).c_str(),

@@ -1,16 +1,17 @@
 // eta.h — what the study will cost, said before it starts: its planned tokens over a
 // throughput that is measured (now, or by the study's finished runs) or assumed, and which.
 //
-// The unit is the training token (what tokens/s of a training log counts). A run plans
-//   training     steps x batch x T0 tokens
-//   evaluation   every forward token, each worth (12 C + L) / (3 (12 C + T0)) training tokens:
-//                per layer and token a forward pass multiplies 12 C^2 weights (q, k, v, the
-//                projection: 4 C^2; the MLP: 8 C^2) and causal attention at length L about
-//                L/2 keys x C twice (q.k, then the weighted v): L C; a training step is
-//                about three forward passes (the backward pass costs two) at T0.
-//                Per (run, scaling): the windows at every length, and the sliding window of
-//                T0 moved by T0/4 once over the targets of the longest length (4 forward
-//                tokens per target); per next-token run also the kept model at T0.
+// The unit is a training token of the study's main network at T0 (what tokens/s of a main
+// run's log counts). Per layer and token, a forward pass at length L multiplies 12 C^2 weights
+// (q, k, v and the projection: 4 C^2; the MLP: 8 C^2) and, with causal attention, about L/2
+// keys x C twice (q.k, then the weighted v): L C. So a token of a network of n layers costs
+// n C (12 C + L) multiply-adds forward, and a training step about three times that (the
+// backward pass costs two). A run plans
+//   training     steps x batch x T0 tokens of its network (a small task model counts less)
+//   evaluation   every forward token: per (run, scaling) the windows at every length, and the
+//                sliding window of T0 moved by T0/4 once over the targets of the longest
+//                length (4 forward tokens per target); per next-token run also the kept
+//                model at T0.
 // Not counted: preparing corpora, the n-gram fits, task scoring, the report (minutes at most).
 #pragma once
 #include <string>
