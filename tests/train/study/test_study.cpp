@@ -64,7 +64,7 @@ TEST_CASE("the study plan names each run once, part by part, with each part's se
     }
   CHECK(main == 18);
   for (uint64_t seed : {1, 2})
-    for (const std::string& pe : {"sinusoidal", "learned"}) {
+    for (const char* pe : {"sinusoidal", "learned"}) {
       CHECK(p.run(gpt2_run_name(pe, seed)).train.model.embedding == EmbeddingKind::gpt2);
       ++gpt2;
     }
