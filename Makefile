@@ -8,12 +8,15 @@
 # make gpu-bundle (the binaries scripts/gpu_check.sh runs on a GPU machine), make cuda-emu (the
 # GPU tests on a CPU emulator of CUDA).
 # Overrides: STEPS=n DEVICE=cpu|cuda JOBS=n (build) STUDY_JOBS=n (runs of the study made at once)
+# SCALE=large (make experiments: the same study trained to convergence, for a GPU or many
+# cores, into results-large/; its expected time is printed first)
 JOBS    ?= $(shell nproc)
 BUILD   ?= build/release
 CMAKE   ?= cmake
 STEPS   ?=
 DEVICE  ?= cpu
 STUDY_JOBS ?=
+SCALE   ?=
 export OMP_WAIT_POLICY ?= PASSIVE
 
 FUZZ_SECONDS ?= 60
@@ -58,8 +61,8 @@ test-portable: deps
 	else echo "== no AVX-512 here: make test already ran the AVX2 kernels"; fi
 
 experiments: build
-	$(BUILD)/train/poslab experiments --out results --device $(DEVICE) $(if $(STEPS),--steps $(STEPS)) \
-	  $(if $(STUDY_JOBS),--jobs $(STUDY_JOBS))
+	$(BUILD)/train/poslab experiments $(if $(SCALE),--scale $(SCALE)) --device $(DEVICE) \
+	  $(if $(STEPS),--steps $(STEPS)) $(if $(STUDY_JOBS),--jobs $(STUDY_JOBS))
 
 # The guide's models (scripts/demo.sh): fortunes-zh, four runs of d = 64, 2 layers, under a
 # minute on 2 cores. DEMO_STEPS=n trains them longer or shorter.

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -108,6 +109,10 @@ Batch sample_batch(const std::vector<uint16_t>& tokens, int64_t B, int64_t T, Ge
   return b;
 }
 
+std::string kept_model_path(const std::string& out, int64_t step) {
+  return out + "/model_step" + std::to_string(step) + ".safetensors";
+}
+
 void validate(const TrainOptions& o) {
   if (o.steps <= 0) fail("--steps: expected a positive number of steps, but got ", o.steps);
   if (o.batch <= 0) fail("--batch: expected a positive batch size, but got ", o.batch);
@@ -122,6 +127,9 @@ void validate(const TrainOptions& o) {
         "--causal false: next-token training without a mask is ill-posed (each position sees its "
         "target); use --objective mlm");
   if (o.resume && o.force) fail("--resume and --force: choose one");
+  for (int64_t k : o.keep_steps)
+    if (k < 1 || k > o.steps)
+      fail("keep_steps: expected steps in 1..--steps ", o.steps, ", but got ", k);
   if (o.data.empty()) fail("--data: required (a folder made by `poslab prepare`)");
   if (o.out.empty()) fail("--out: required (the run directory)");
   GPTConfig c = o.model;
@@ -305,6 +313,10 @@ TrainResult Trainer::run() {
       res.val_loss = vl;
       loss_acc = 0, loss_n = 0;
     }
+    // the kept copy before the checkpoint: a kill between the two resumes from an earlier
+    // checkpoint and writes the same copy again (resume is exact)
+    if (std::count(o_.keep_steps.begin(), o_.keep_steps.end(), s + 1))
+      save_checkpoint(model_, s + 1, kept_model_path(o_.out, s + 1));
     if ((s + 1) % o_.ckpt_every == 0 || last || pause || g_interrupted) checkpoint(s + 1);
     eval_secs += seconds_since(t0);
     res.steps = s + 1;

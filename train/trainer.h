@@ -10,11 +10,14 @@
 //                       moments, the step and the batch sampler's RNG state
 //   log.csv             one row per evaluation (train/log.h has its columns)
 //   vocab.json          a copy of the corpus vocabulary, for `poslab generate`
+//   model_step<N>.safetensors   a copy of the model after step N, for each N of keep_steps
+//                       (the study's last20_gain evaluates the model at 80% of the steps)
 // --resume continues exactly: 20 steps equal 10 steps, a resume, and 10 more, byte for byte.
 // A NaN/inf loss or gradient stops the run naming the step (and the tensor); the last good
 // checkpoint stays. SIGINT saves a checkpoint, then exits.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "nn/gpt.h"
 #include "train/optimizer.h"
@@ -36,7 +39,8 @@ struct TrainOptions {
   uint64_t seed = 1337;
   bool resume = false;
   bool force = false;
-  int64_t stop_after = 0;  // >0: pause after this step (checkpoint, exit) — for tests
+  int64_t stop_after = 0;           // >0: pause after this step (checkpoint, exit) — for tests
+  std::vector<int64_t> keep_steps;  // after each of these steps: model_step<N>.safetensors
   std::string objective =
       "lm";                 // lm (next token) | mlm (masked-LM, the study's masked-LM ablation)
   double mask_frac = 0.15;  // mlm: share of input tokens replaced by the mask token
@@ -51,6 +55,9 @@ struct TrainResult {
 };
 
 void validate(const TrainOptions& o);  // flags out of range: named errors
+// Where the copy of the model after `step` goes (TrainOptions::keep_steps):
+// out/model_step<N>.safetensors.
+std::string kept_model_path(const std::string& out, int64_t step);
 TrainResult train(const TrainOptions& o);
 
 // The token windows of a split: x[b] = tokens[o_b, o_b+T), y[b] = tokens[o_b+1, o_b+T+1).

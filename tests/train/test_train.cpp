@@ -66,6 +66,32 @@ TEST_CASE("resume continues exactly: 10 + resume + 10 equals 20, byte for byte",
   }
 }
 
+TEST_CASE("keep_steps keeps the model of a step; a resume past it stays exact", "[train]") {
+  test::TempDir a, b;
+  TrainOptions straight = tiny_run(a, PeKind::rope);
+  straight.keep_steps = {12};
+  train(straight);
+  // the kept copy is the model after step 12: the checkpoint of a run paused there
+  TrainOptions paused = tiny_run(b, PeKind::rope);
+  paused.stop_after = 12;
+  train(paused);
+  REQUIRE(load_checkpoint(kept_model_path(a.file("run"), 12)).step == 12);
+  CHECK(read_file(kept_model_path(a.file("run"), 12)) ==
+        read_file(b.file("run/model.safetensors")));
+  // keeping a copy changes nothing else: paused without keep_steps, resumed with them, the
+  // final model and state equal the straight run's, and the copy is the same file
+  paused.stop_after = 0;
+  paused.resume = true;
+  paused.keep_steps = {12};
+  train(paused);
+  CHECK_FALSE(fs::exists(kept_model_path(b.file("run"), 12)));  // step 12 was before the resume
+  CHECK(read_file(a.file("run/model.safetensors")) == read_file(b.file("run/model.safetensors")));
+  CHECK(read_file(a.file("run/state.safetensors")) == read_file(b.file("run/state.safetensors")));
+  straight.keep_steps = {21};
+  straight.force = true;
+  REQUIRE_THROWS_WITH(train(straight), Contains("keep_steps: expected steps in 1..--steps 20"));
+}
+
 // A kill between the state write and the weights write leaves model.safetensors one
 // checkpoint behind state.safetensors (found by tests/train/test_killed.cpp under load).
 TEST_CASE("a model file behind the state is rewritten on resume, also after the last step",

@@ -1,17 +1,22 @@
-// collect.cpp — the study's tables from the run folders. See collect.h.
+// collect.cpp — the study's tables from the run and corpus folders. See collect.h.
 #include "train/study/collect.h"
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include "data/atomic_file.h"
 #include "data/corpus.h"
+#include "data/json.h"
 #include "train/checkpoint.h"
 #include "train/log.h"
+#include "train/study/attend.h"
 #include "train/study/runner.h"
 #include "train/study/schedule.h"
+#include "train/study/standins.h"
 #include "train/study/tables.h"
+#include "train/study/timing.h"
 
 #ifndef POSLAB_SOURCE_DIR
 #define POSLAB_SOURCE_DIR "."
@@ -30,66 +35,79 @@ std::string need(const StudyConfig& c, const RunSpec& r, const std::string& path
   return path;
 }
 
-// runs.csv: the options of each run, the last row of its log, its training time, its size.
-RunRow run_row(const StudyConfig& c, const RunSpec& r) {
-  const std::string dir = c.run_dir(r.name);
-  std::vector<LogRow> log = read_log(need(c, r, dir + "/log.csv"));
-  Checkpoint ck = load_checkpoint(need(c, r, dir + "/model.safetensors"));
-  RunRow row;
-  row.run = r.name;
-  row.pe = pe_name(r.train.model.pe);
-  row.seed = static_cast<long>(r.train.seed);
-  row.steps = r.train.steps;
-  row.theta = r.train.model.rope_theta;
-  row.causal = r.train.model.causal ? "true" : "false";
-  row.objective = r.train.objective;
-  row.params = ck.model->num_parameters();
-  row.train_loss = log.empty() ? NAN : log.back().train_loss;
-  row.val_loss = log.empty() ? NAN : log.back().val_loss;
-  row.tokens_per_s = log.empty() ? NAN : log.back().tokens_per_s;
-  const std::string secs = dir + "/train_seconds.txt";
-  row.train_seconds = fs::exists(secs) ? std::stod(read_file(secs)) : NAN;
-  return row;
+// A cached evaluation of run r (runner.h), which must be there.
+EvalResult need_eval(const StudyConfig& c, const RunSpec& r, const EvalSpec& e, int64_t L) {
+  const std::string path = need(c, r, eval_path(c, e, L));
+  std::optional<EvalResult> res = read_eval(path, eval_windows(c, r, L));
+  if (!res)
+    fail("collect: ", path, " is unreadable or made with other settings; redo it with `",
+         job_command_line(c, r), "`");
+  res->len = L;
+  return *res;
 }
 
+// The val loss of the trainer's log at 80% of the steps (the last row at or before that step)
+// minus at the end: last20_gain of the runs that keep no model (masked LM, tasks).
+double log_last20_gain(const std::vector<LogRow>& log, int64_t steps) {
+  const LogRow* at = nullptr;
+  for (const LogRow& row : log)
+    if (row.step <= last20_step(steps)) at = &row;
+  return at && at != &log.back() ? at->val_loss - log.back().val_loss : NAN;
+}
+
+// val_loss and last20_gain of runs.csv (tables.h). Next-token runs: both from the evaluations
+// at T0 over the same val windows (the final model, the one kept at 80% of the steps). Masked
+// LMs: val_loss is the loss on fixed masks (mlm.csv). Masked LMs and task runs: last20_gain
+// from the val losses of the trainer's log; task runs: val_loss too.
+void fill_losses(const StudyConfig& c, const StudyPlan& p, const RunSpec& r,
+                 const std::vector<LogRow>& log, RunRow& row) {
+  row.val_loss = log.empty() ? NAN : log.back().val_loss;
+  row.last20_gain = log_last20_gain(log, r.train.steps);
+  const std::string dir = c.run_dir(r.name);
+  if (r.mlm_check) row.val_loss = read_rows<MlmRow>(need(c, r, dir + "/mlm.csv")).at(0).val_loss;
+  const int64_t T0 = r.train.model.block_size;
+  for (const EvalSpec& e : p.evals)
+    if (e.run == r.name && e.scaling == ScalingKind::none) {
+      row.val_loss = need_eval(c, r, e, T0).loss;
+      row.last20_gain = NAN;
+      const std::string kept = last20_eval_path(c, r);
+      if (!kept.empty() && fs::exists(kept))
+        row.last20_gain =
+            json_parse(read_file(kept), kept).find("loss")->as_number() - row.val_loss;
+    }
+}
+
+// runs.csv, and curves/<run>.csv: a copy of each run's log.
 void collect_runs(const StudyConfig& c, const StudyPlan& p) {
   std::vector<RunRow> rows;
   std::error_code ec;
   for (const RunSpec& r : p.runs) {
-    rows.push_back(run_row(c, r));
+    rows.push_back(run_row(c, p, r));
     fs::copy_file(c.run_dir(r.name) + "/log.csv", c.out + "/curves/" + r.name + ".csv",
                   fs::copy_options::overwrite_existing, ec);
   }
   write_rows(c.out + "/runs.csv", rows);
 }
 
-double last_quarter(const EvalResult& r) {  // mean loss over buckets covering the last 25%
-  double acc = 0;
-  int64_t n = 0;
-  for (const auto& b : r.buckets)
-    if (b.start >= r.len * 3 / 4) acc += b.loss * (b.end - b.start), n += b.end - b.start;
-  return n ? acc / n : NAN;
-}
-
+// extrapolation.csv and position_loss.csv: every evaluation of the plan at every length.
+// rope_scaling is empty for the schemes that have none, "none" for unscaled RoPE.
 void collect_evals(const StudyConfig& c, const StudyPlan& p) {
   std::vector<EvalRow> extra;
   std::vector<PositionRow> positions;
-  for (const EvalSpec& e : p.evals)
+  for (const EvalSpec& e : p.evals) {
+    const RunSpec& r = p.run(e.run);
+    const std::string sc = e.pe == "rope" ? scaling_name(e.scaling) : "";
+    const long seed = static_cast<long>(e.seed);
     for (int64_t L : c.lens) {
-      if (!evaluates_at(p.run(e.run), L)) continue;
-      const std::string path = need(c, p.run(e.run), eval_path(c, e, L));
-      std::optional<EvalResult> r = read_eval(path, eval_windows(c, L));
-      if (!r)
-        fail("collect: ", path, " is unreadable or made with other settings; redo it with `",
-             "poslab experiments --out ", c.out, " --job ", e.run, "`");
-      r->len = L;
-      const double lq = last_quarter(*r);
-      const std::string sc = scaling_name(e.scaling);
-      extra.push_back({e.run, e.pe, sc, static_cast<long>(e.seed), L, r->tokens, r->windows,
-                       r->loss, r->ppl, lq, std::exp(lq)});
-      for (const auto& b : r->buckets)
-        positions.push_back({e.run, e.pe, sc, L, b.start, b.end, b.loss});
+      if (!evaluates_at(r, L)) continue;
+      const EvalResult res = need_eval(c, r, e, L);
+      extra.push_back(
+          {e.run, e.pe, seed, r.corpus, L, sc, res.loss, sliding_loss_of(res), res.windows});
+      for (const EvalBucket& b : res.buckets)
+        positions.push_back(
+            {e.run, e.pe, seed, r.corpus, L, sc, b.start, b.end, b.loss, sliding_loss_of(b)});
     }
+  }
   write_rows(c.out + "/extrapolation.csv", extra);
   write_rows(c.out + "/position_loss.csv", positions);
 }
@@ -108,6 +126,27 @@ void collect_scores(const StudyConfig& c, const StudyPlan& p) {
   }
   write_rows(c.out + "/mlm.csv", mlm);
   write_rows(c.out + "/tasks.csv", tasks);
+}
+
+// ngram.csv: the add-k n-gram reference lines of fortunes and kjv, fitted once per corpus and
+// cached in its folder (data/<corpus>/ngram.csv), the fit's time there as "ngram <corpus>".
+// Returns the seconds spent fitting now.
+double collect_ngrams(const StudyConfig& c, const StudyPlan& p) {
+  std::vector<NgramRow> rows;
+  double fitting = 0;
+  for (const std::string& corpus : p.corpora()) {
+    if (corpus != "fortunes" && corpus != "kjv") continue;
+    const std::string dir = c.corpus_dir(corpus), cache = dir + "/ngram.csv";
+    if (c.force || !fs::exists(cache)) {
+      auto t0 = std::chrono::steady_clock::now();
+      write_rows(cache, ngram_rows(corpus, dir));
+      record_stage(dir, "ngram " + corpus, seconds_since(t0), true);
+      fitting += seconds_since(t0);
+    }
+    for (const NgramRow& n : read_rows<NgramRow>(cache)) rows.push_back(n);
+  }
+  write_rows(c.out + "/ngram.csv", rows);
+  return fitting;
 }
 
 int64_t count_lines(const std::string& rel) {
@@ -135,47 +174,81 @@ LocRow loc_row(const std::string& pe, const std::string& stem, long params) {
   return {pe, files, lines, params};
 }
 
-// Layer-0 attention, mean over heads, on the first 64 val tokens; and the lines of code and
-// parameters of each scheme. Both use the main run of the first seed of each scheme.
+// One row per weight of every layer and head (key <= query when causal), as `poslab attend`
+// computes them.
+void append_attention(const AttentionMaps& m, const std::string& pe, const std::string& run,
+                      std::vector<AttentionRow>& rows) {
+  for (int64_t l = 0; l < m.layers; ++l)
+    for (int64_t h = 0; h < m.heads; ++h)
+      for (int64_t i = 0; i < m.size(); ++i)
+        for (int64_t j = 0; j < (m.causal ? i + 1 : m.size()); ++j)
+          rows.push_back({pe, run, l, h, i, j, m.at(l, h, i, j)});
+}
+
+// attention.csv (the first attention_len val tokens of fortunes) and loc.csv (the lines of
+// code and parameters of each scheme), both from the main model of seed 1 of each scheme.
 void collect_models(const StudyConfig& c, const StudyPlan& p) {
   std::vector<std::string> vocab = load_vocab(c.data() + "/vocab.json");
   std::vector<uint16_t> val = load_tokens(c.data() + "/val.bin", vocab.size());
-  Ids first{std::vector<int32_t>(val.begin(), val.begin() + 64), {1, 64}};
+  const std::vector<int32_t> window(val.begin(), val.begin() + c.attention_len);
+  std::vector<AttentionRow> attention;
   std::vector<LocRow> loc;
   long rope_params = 0;
   for (const std::string& pe : p.pes) {
-    const std::string run = main_run_name(pe, c.seeds.front());
-    Checkpoint ck = load_checkpoint(c.run_dir(run) + "/model.safetensors", c.device);
-    Tensor P = ck.model->attention_map(first, 0);  // (1,H,64,64)
-    std::vector<double> v = P.to_vector();
-    int64_t H = P.size(1);
-    std::string m;
-    for (int64_t i = 0; i < 64; ++i) {
-      for (int64_t j = 0; j < 64; ++j) {
-        double acc = 0;
-        for (int64_t h = 0; h < H; ++h) acc += v[(h * 64 + i) * 64 + j];
-        m += (j ? "," : "") + csv_number(acc / H);
-      }
-      m += "\n";
-    }
-    write_file_atomic(c.out + "/attention_" + pe + ".csv", m);
+    const RunSpec& r = p.run(main_run_name(pe, 1));
+    Checkpoint ck = load_checkpoint(need(c, r, c.run_dir(r.name) + "/model.safetensors"), c.device);
+    append_attention(attention_maps(*ck.model, window, vocab, ""), pe, r.name, attention);
     long params = ck.model->num_parameters();
     loc.push_back(loc_row(pe, pe, params));
     if (pe == "rope") rope_params = params;
   }
   if (rope_params) loc.push_back(loc_row("rope_scaling", "rope_scaling", rope_params));
+  write_rows(c.out + "/attention.csv", attention);
   write_rows(c.out + "/loc.csv", loc);
+}
+
+// timing.csv: the stage times of every corpus and run folder, then this gathering ("report":
+// the tables, attention and lines of code; the n-gram fits are their own stages; writing
+// REPORT.md afterwards, well under a second, is not counted).
+void collect_timing(const StudyConfig& c, const StudyPlan& p, double report_seconds) {
+  std::vector<TimingRow> rows;
+  for (const std::string& corpus : p.corpora())
+    for (const TimingRow& t : read_stages(c.corpus_dir(corpus))) rows.push_back(t);
+  for (const RunSpec& r : p.runs)
+    for (const TimingRow& t : read_stages(c.run_dir(r.name))) rows.push_back(t);
+  rows.push_back({"report", report_seconds});
+  write_rows(c.out + "/timing.csv", rows);
 }
 
 }  // namespace
 
+RunRow run_row(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
+  const std::string dir = c.run_dir(r.name);
+  std::vector<LogRow> log = read_log(need(c, r, dir + "/log.csv"));
+  RunRow row;
+  row.run = r.name;
+  row.pe = pe_name(r.train.model.pe);
+  row.seed = static_cast<long>(r.train.seed);
+  row.objective = r.train.objective;
+  row.corpus = r.corpus;
+  row.embedding = embedding_name(r.train.model.embedding);
+  row.steps = r.train.steps;
+  row.tokens = r.train.steps * r.train.batch * r.train.model.block_size;
+  row.train_seconds = stage_seconds(dir, "train " + r.name);
+  fill_losses(c, p, r, log, row);
+  return row;
+}
+
 void collect_results(const StudyConfig& c, const StudyPlan& p) {
+  auto t0 = std::chrono::steady_clock::now();
   std::error_code ec;
   fs::create_directories(c.out + "/curves", ec);
   collect_runs(c, p);
   collect_evals(c, p);
   collect_scores(c, p);
+  const double fitting = collect_ngrams(c, p);
   collect_models(c, p);
+  collect_timing(c, p, seconds_since(t0) - fitting);
 }
 
 }  // namespace poslab

@@ -16,9 +16,11 @@
 #include "train/commands.h"
 #include "train/progress.h"
 #include "train/study/collect.h"
+#include "train/study/eta.h"
 #include "train/study/report.h"
 #include "train/study/runner.h"
 #include "train/study/schedule.h"
+#include "train/study/tune.h"
 
 namespace poslab {
 namespace fs = std::filesystem;
@@ -27,11 +29,12 @@ namespace {
 
 std::vector<FlagSpec> experiment_flags() {
   return {
-      {"out", "DIR  results folder (default results, results-quick, results-tiny)"},
-      {"quick", "the same pipeline, small: a few minutes", true},
-      {"tiny", "the same pipeline at toy size: seconds (to test the pipeline)", true},
-      {"steps", "N  training steps of each main run (default: 480 full, 20 quick)"},
-      {"seeds", "N  seeds per scheme in the main table (default 2)"},
+      {"out", "DIR  results folder (default results, or results-<scale>)"},
+      {"scale", "full|quick|tiny|large  how big a study (default full; docs/cli.md)"},
+      {"quick", "the same pipeline, small: about 5 minutes (= --scale quick)", true},
+      {"tiny", "the same pipeline at toy size: seconds, to test it (= --scale tiny)", true},
+      {"steps", "N  training steps of each run on fortunes and kjv (default: of the scale)"},
+      {"seeds", "N  seeds per scheme of the main runs (default: 3 full, 5 large, 2 quick)"},
       {"force", "redo every run and evaluation", true},
       {"device", "cpu|cuda (default cpu)"},
       {"jobs",
@@ -39,21 +42,26 @@ std::vector<FlagSpec> experiment_flags() {
        "1 or one per core; 1 with --device cuda)"},
       {"plan", "print each pending run as a standalone command (for GNU parallel, Slurm)", true},
       {"job", "NAME  make one run of the study (a line of --plan)"},
-      {"report", "only gather the finished runs and write the report", true}};
+      {"report", "only gather the finished runs and write the report", true},
+      {"tune", "only the learning-rate x batch-size tuning: short runs -> tuning.csv", true}};
+}
+
+StudySize size_from_flags(const Args& a) {
+  const bool quick = a.boolean("quick", false), tiny = a.boolean("tiny", false);
+  if (quick + tiny + a.has("scale") > 1) fail("--quick, --tiny and --scale: choose one");
+  if (quick) return StudySize::quick;
+  if (tiny) return StudySize::tiny;
+  return parse_study_size(a.choice("scale", "full", {"full", "quick", "tiny", "large"}));
 }
 
 StudyConfig config_from_flags(const Args& a) {
-  if (a.boolean("quick", false) && a.boolean("tiny", false)) fail("--quick and --tiny: choose one");
-  StudyConfig c = study_config(a.boolean("tiny", false)    ? StudySize::tiny
-                               : a.boolean("quick", false) ? StudySize::quick
-                                                           : StudySize::full);
+  StudyConfig c = study_config(size_from_flags(a));
   c.device = device_option(a);
+  if (c.device == Device::cuda) c.assumed_tokens_per_s = 100000;
   c.force = a.boolean("force", false);
   c.out = a.str("out", c.out);
   c.steps = a.integer("steps", c.steps, 1, 10000000);
-  int64_t nseeds = a.integer("seeds", 2, 1, 16);
-  c.seeds.clear();
-  for (int64_t i = 1; i <= nseeds; ++i) c.seeds.push_back(static_cast<uint64_t>(i));
+  c.main_seeds = a.integer("seeds", c.main_seeds, 1, 16);
   return c;
 }
 
@@ -69,11 +77,12 @@ void make_output_dirs(const StudyConfig& c) {
 
 void write_study_report(const StudyConfig& c, double seconds) {
   ReportInfo info;
-  const bool tiny = c.size == StudySize::tiny;
-  info.title = tiny ? "poslab study (tiny)" : c.quick ? "poslab study (quick)" : "poslab study";
-  info.command = tiny      ? "poslab experiments --tiny"
-                 : c.quick ? "make experiments-quick"
-                           : "make experiments";
+  const std::string size = study_size_name(c.size);
+  info.title = c.size == StudySize::full ? "poslab study" : "poslab study (" + size + ")";
+  info.command = c.size == StudySize::full    ? "make experiments"
+                 : c.size == StudySize::quick ? "make experiments-quick"
+                 : c.size == StudySize::large ? "make experiments SCALE=large"
+                                              : "poslab experiments --tiny";
   std::time_t now = std::time(nullptr);
   char date[64];
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
@@ -88,15 +97,19 @@ void write_study_report(const StudyConfig& c, double seconds) {
 // Makes the pending runs: in this process (--jobs 1) or as child processes. Without --jobs on
 // the CPU, measures which makes more tokens per second on this machine now: one run on every
 // core, or one run per core on one thread each (a few seconds; see measure_jobs). On a GPU,
-// one run at a time.
+// one run at a time. Prints the expected time first (eta.h).
 void make_runs(const StudyConfig& c, const StudyPlan& p, int64_t jobs_flag) {
   std::vector<const RunSpec*> runs = pending_runs(c, p);
   std::fprintf(stderr, "%zu of %zu runs to make\n", runs.size(), p.runs.size());
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int jobs = static_cast<int>(jobs_flag);
-  if (jobs == 0)
-    jobs =
-        c.device == Device::cuda || runs.size() <= 1 ? 1 : measure_jobs(c, p.runs.front(), cores);
+  double measured = 0;
+  if (jobs == 0 && (c.device == Device::cuda || runs.size() <= 1)) jobs = 1;
+  if (jobs == 0) {
+    const JobChoice choice = measure_jobs(c, p.runs.front(), cores);
+    jobs = choice.jobs, measured = choice.tokens_per_s;
+  }
+  std::fputs(eta_text(c, p, runs, study_throughput(c, p, measured, jobs)).c_str(), stderr);
   jobs = std::min<int>(jobs, static_cast<int>(runs.size()));
   if (jobs <= 1) return run_in_process(c, p, runs);
   run_as_jobs(c, runs, jobs, std::max(1, cores / jobs));
@@ -119,10 +132,12 @@ int cmd_experiments(int argc, char** argv) {
     make_run(c, p, p.run(a.str("job", "")));
     return 0;
   }
+  if (a.boolean("tune", false)) return tune_study(c), 0;
   if (!a.boolean("report", false)) prepare_study_data(c, p);
   if (a.boolean("plan", false)) {
-    for (const RunSpec* r : pending_runs(c, p))
-      std::printf("%s\n", job_command_line(c, *r).c_str());
+    const std::vector<const RunSpec*> pending = pending_runs(c, p);
+    for (const RunSpec* r : pending) std::printf("%s\n", job_command_line(c, *r).c_str());
+    std::fputs(eta_text(c, p, pending, study_throughput(c, p, 0, 1)).c_str(), stderr);
     return 0;
   }
   if (!a.boolean("report", false)) make_runs(c, p, jobs);

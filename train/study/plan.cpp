@@ -1,21 +1,26 @@
 // plan.cpp — the study as a list of run specifications, built part by part (see study.h).
 // Changing what the study measures means changing these functions, nothing else.
 #include <algorithm>
+#include <cstdio>
 
 #include "train/study/study.h"
 
 namespace poslab {
 namespace {
 
-// The options every run of the study shares: the network, the optimizer, the token budget.
-TrainOptions base_options(const StudyConfig& c, const std::string& pe, uint64_t seed) {
+// The options every run of the study shares: the network, the optimizer, the token budget,
+// the scaled embedding; `corpus` is a folder under <out>/data.
+TrainOptions base_options(const StudyConfig& c, const std::string& corpus, const std::string& pe,
+                          uint64_t seed) {
   TrainOptions o;
-  o.data = c.data();
+  o.data = c.corpus_dir(corpus);
   o.model.pe = parse_pe(pe);
   o.model.n_embd = c.d, o.model.n_layer = c.layers, o.model.n_head = c.heads;
   o.model.block_size = c.ctx;
+  o.model.embedding = EmbeddingKind::scaled;
   o.model.device = c.device;
-  if (o.model.pe == PeKind::learned) o.model.max_len = 4096;  // rows past T0 exist, untrained
+  // rows past T0 exist (untrained), so that learned can be evaluated up to 4096
+  if (o.model.pe == PeKind::learned) o.model.max_len = std::max<int64_t>(4096, c.lens.back());
   o.steps = c.steps;
   o.batch = c.batch;
   o.adam.lr = c.lr;
@@ -25,117 +30,128 @@ TrainOptions base_options(const StudyConfig& c, const std::string& pe, uint64_t 
   return o;
 }
 
-RunSpec run_spec(const StudyConfig& c, const std::string& name, TrainOptions o, double weight) {
+RunSpec run_spec(const StudyConfig& c, const std::string& name, const std::string& corpus,
+                 TrainOptions o) {
   o.out = c.run_dir(name);
   RunSpec r;
   r.name = name;
+  r.corpus = corpus;
   r.train = o;
-  r.weight = weight;
   return r;
 }
 
-// job weights ~ expected seconds per unit, only for the ETA
-constexpr double kTrainWeight = 1.0, kTaskWeight = 0.3;
+// A next-token run evaluated at every length (scaling none); the model at 80% of the steps is
+// kept, for last20_gain.
+void add_lm_run(const StudyConfig& c, StudyPlan& p, const std::string& name,
+                const std::string& corpus, const TrainOptions& o) {
+  p.runs.push_back(run_spec(c, name, corpus, o));
+  if (last20_step(o.steps) > 0) p.runs.back().train.keep_steps = {last20_step(o.steps)};
+  p.evals.push_back({name, pe_name(o.model.pe), o.seed, ScalingKind::none});
+}
 
-// 1-2. Every scheme at T0 with every seed, each evaluated at every length.
+// 1-2. Every scheme at T0 on fortunes with every seed, each evaluated at every length.
 void main_runs(const StudyConfig& c, StudyPlan& p) {
   for (const std::string& pe : p.pes)
-    for (uint64_t seed : c.seeds) {
-      std::string name = main_run_name(pe, seed);
-      p.runs.push_back(run_spec(c, name, base_options(c, pe, seed), kTrainWeight));
-      p.evals.push_back({name, pe, seed, ScalingKind::none});
-    }
+    for (uint64_t seed : first_seeds(c.main_seeds))
+      add_lm_run(c, p, main_run_name(pe, seed), "fortunes", base_options(c, "fortunes", pe, seed));
 }
 
-// 3. RoPE scaling, zero-shot, on the RoPE model of the first seed.
+// 3. RoPE scaling, zero-shot, on every main RoPE model.
 void scaling_evals(const StudyConfig& c, StudyPlan& p) {
-  uint64_t seed = c.seeds.front();
-  for (ScalingKind sk :
-       {ScalingKind::linear, ScalingKind::ntk, ScalingKind::dynamic, ScalingKind::yarn})
-    p.evals.push_back({main_run_name("rope", seed), "rope", seed, sk});
+  for (uint64_t seed : first_seeds(c.main_seeds))
+    for (ScalingKind sk : rope_scaling_kinds())
+      p.evals.push_back({main_run_name("rope", seed), "rope", seed, sk});
 }
 
-// 4. Ablations: RoPE's base theta (rope at 4096 without scaling is in the main evaluations).
+// 6. The long-range corpus: the same schemes on the King James Bible.
+void kjv_runs(const StudyConfig& c, StudyPlan& p) {
+  for (const std::string& pe : p.pes)
+    for (uint64_t seed : first_seeds(c.kjv_seeds))
+      add_lm_run(c, p, kjv_run_name(pe, seed), "kjv", base_options(c, "kjv", pe, seed));
+}
+
+// 4. Ablations: RoPE's base theta; the unscaled sum of token and position vectors (gpt2) for
+// the two additive schemes. Rope at 4096 without scaling is in the main evaluations.
 void ablation_runs(const StudyConfig& c, StudyPlan& p) {
-  for (double theta : {10.0, 1e6}) {
-    std::string name = theta == 10 ? "rope_theta10" : "rope_theta1e6";
-    TrainOptions o = base_options(c, "rope", 1);
-    o.model.rope_theta = theta;
-    p.runs.push_back(run_spec(c, name, o, kTrainWeight));
-    p.evals.push_back({name, "rope", 1, ScalingKind::none});
+  for (uint64_t seed : first_seeds(c.ablation_seeds)) {
+    for (double theta : ablation_thetas()) {
+      TrainOptions o = base_options(c, "fortunes", "rope", seed);
+      o.model.rope_theta = theta;
+      add_lm_run(c, p, theta_run_name(theta, seed), "fortunes", o);
+    }
+    for (const std::string& pe : gpt2_ablation_pes()) {
+      TrainOptions o = base_options(c, "fortunes", pe, seed);
+      o.model.embedding = EmbeddingKind::gpt2;
+      add_lm_run(c, p, gpt2_run_name(pe, seed), "fortunes", o);
+    }
   }
 }
 
 // 4. No causal mask: a masked LM, NoPE against RoPE.
 void masked_lm_runs(const StudyConfig& c, StudyPlan& p) {
-  for (std::string pe : {"none", "rope"}) {
-    TrainOptions o = base_options(c, pe, 1);
-    o.model.causal = false;
-    o.objective = "mlm";
-    p.runs.push_back(run_spec(c, "mlm_" + pe, o, kTrainWeight));
-    p.runs.back().mlm_check = true;
-  }
+  for (const std::string& pe : mlm_pes())
+    for (uint64_t seed : first_seeds(c.mlm_seeds)) {
+      TrainOptions o = base_options(c, "fortunes", pe, seed);
+      o.model.causal = false;
+      o.objective = "mlm";
+      p.runs.push_back(run_spec(c, mlm_run_name(pe, seed), "fortunes", o));
+      p.runs.back().mlm_check = true;
+    }
 }
 
 // 5. The tasks, every scheme: a small model trained on the task's own corpus.
 void task_runs(const StudyConfig& c, StudyPlan& p) {
   const bool tiny = c.size == StudySize::tiny;
   int64_t examples = tiny ? 4 : c.quick ? 50 : 200;
-  p.tasks = {{"reverse", 64, tiny ? 500 : 20000, {22}, examples, c.out + "/data/task_reverse"},
+  p.tasks = {{"reverse", 64, tiny ? 500 : 20000, {22}, examples, c.corpus_dir("task_reverse")},
              {"passkey", 128, tiny ? 200 : 6000,
               tiny ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{128, 256, 512}, examples,
-              c.out + "/data/task_passkey"}};
+              c.corpus_dir("task_passkey")}};
   for (const TaskSpec& t : p.tasks)
-    for (const std::string& pe : p.pes) {
-      TrainOptions o = base_options(c, pe, 1);
-      o.data = t.data;
-      o.model.n_embd = 64, o.model.n_layer = 2, o.model.n_head = 4;
-      o.model.block_size = t.train_len;
-      o.model.max_len = o.model.pe == PeKind::learned ? 1024 : 0;
-      o.steps = c.task_steps;
-      o.batch = 32;
-      o.eval_every = std::max<int64_t>(1, o.steps / 10);
-      p.runs.push_back(run_spec(c, "task_" + t.name + "_" + pe, o, kTaskWeight));
-      p.runs.back().task = t;
-    }
+    for (const std::string& pe : p.pes)
+      for (uint64_t seed : first_seeds(c.task_seeds)) {
+        TrainOptions o = base_options(c, "task_" + t.name, pe, seed);
+        o.model.n_embd = 64, o.model.n_layer = 2, o.model.n_head = 4;
+        o.model.block_size = t.train_len;
+        o.model.max_len = o.model.pe == PeKind::learned ? 1024 : 0;
+        o.steps = c.task_steps;
+        o.batch = 32;
+        o.eval_every = std::max<int64_t>(1, o.steps / 10);
+        p.runs.push_back(run_spec(c, task_run_name(t.name, pe, seed), "task_" + t.name, o));
+        p.runs.back().task = t;
+      }
 }
 
 }  // namespace
-
-std::string main_run_name(const std::string& pe, uint64_t seed) {
-  return pe + "_s" + std::to_string(seed);
-}
-
-StudyConfig study_config(StudySize size) {
-  StudyConfig c;
-  c.size = size;
-  c.quick = size != StudySize::full;
-  c.out = size == StudySize::full    ? "results"
-          : size == StudySize::quick ? "results-quick"
-                                     : "results-tiny";
-  if (size == StudySize::quick) {
-    // the same pipeline, small enough for a few minutes on 2 cores (20 steps of batch 8, one
-    // window per length at 4096, short task runs)
-    c.steps = 20, c.batch = 8, c.task_steps = 30, c.eval_tokens = 4096;
-  } else if (size == StudySize::tiny) {
-    // a toy network on short windows: seconds, for the tests of the pipeline itself
-    c.steps = 4, c.batch = 4, c.task_steps = 4, c.eval_tokens = 256;
-    c.d = 32, c.layers = 1, c.heads = 2, c.ctx = 32;
-    c.lens = {32, 64, 128};
-  }
-  // full: what fits about 75 minutes on this project's 2-core machine (480 steps of batch 16
-  // = 2M tokens per main run, at ~9k tokens/s): the defaults of StudyConfig
-  return c;
-}
 
 StudyPlan study_plan(const StudyConfig& c) {
   StudyPlan p;
   p.pes = pe_names();
   main_runs(c, p);
   scaling_evals(c, p);
+  kjv_runs(c, p);
   ablation_runs(c, p);
   masked_lm_runs(c, p);
   task_runs(c, p);
+  return p;
+}
+
+StudyPlan tuning_plan(const StudyConfig& c) {
+  StudyPlan p;
+  p.pes = c.tune_pes;
+  for (const std::string& pe : c.tune_pes)
+    for (double lr : c.tune_lrs)
+      for (int64_t batch : c.tune_batches) {
+        TrainOptions o = base_options(c, "fortunes", pe, 1);
+        o.adam.lr = lr;
+        o.batch = batch;
+        o.steps = std::max<int64_t>(1, c.tune_tokens / (batch * c.ctx));
+        o.eval_every = std::max<int64_t>(1, o.steps / 10);
+        char name[96];
+        std::snprintf(name, sizeof name, "tune_%s_lr%g_b%lld", pe.c_str(), lr, (long long)batch);
+        p.runs.push_back(run_spec(c, name, "fortunes", o));
+        p.evals.push_back({name, pe, 1, ScalingKind::none});
+      }
   return p;
 }
 
@@ -146,6 +162,69 @@ const RunSpec& StudyPlan::run(const std::string& name) const {
     valid += (valid.empty() ? "" : ", ") + r.name;
   }
   fail("--job: unknown run '", name, "'; valid: ", valid);
+}
+
+std::vector<std::string> StudyPlan::corpora() const {
+  std::vector<std::string> out;
+  for (const RunSpec& r : runs)
+    if (std::find(out.begin(), out.end(), r.corpus) == out.end()) out.push_back(r.corpus);
+  return out;
+}
+
+std::vector<uint64_t> first_seeds(int64_t n) {
+  std::vector<uint64_t> seeds;
+  for (int64_t s = 1; s <= n; ++s) seeds.push_back(static_cast<uint64_t>(s));
+  return seeds;
+}
+
+int64_t last20_step(int64_t steps) {
+  return steps * 4 / 5;
+}
+
+std::string main_run_name(const std::string& pe, uint64_t seed) {
+  return pe + "_s" + std::to_string(seed);
+}
+std::string kjv_run_name(const std::string& pe, uint64_t seed) {
+  return "kjv_" + main_run_name(pe, seed);
+}
+std::string theta_run_name(double theta, uint64_t seed) {
+  return main_run_name("rope_theta" + theta_label(theta), seed);
+}
+std::string gpt2_run_name(const std::string& pe, uint64_t seed) {
+  return main_run_name(pe + "_gpt2", seed);
+}
+std::string mlm_run_name(const std::string& pe, uint64_t seed) {
+  return "mlm_" + main_run_name(pe, seed);
+}
+std::string task_run_name(const std::string& task, const std::string& pe, uint64_t seed) {
+  return "task_" + task + "_" + main_run_name(pe, seed);
+}
+
+const std::vector<double>& ablation_thetas() {
+  static const std::vector<double> kThetas{10, 1e6};
+  return kThetas;
+}
+const std::vector<std::string>& gpt2_ablation_pes() {
+  static const std::vector<std::string> kPes{"sinusoidal", "learned"};
+  return kPes;
+}
+const std::vector<std::string>& mlm_pes() {
+  static const std::vector<std::string> kPes{"none", "rope"};
+  return kPes;
+}
+const std::vector<ScalingKind>& rope_scaling_kinds() {
+  static const std::vector<ScalingKind> kKinds{ScalingKind::linear, ScalingKind::ntk,
+                                               ScalingKind::dynamic, ScalingKind::yarn};
+  return kKinds;
+}
+
+// "%g" gives 10, 10000 -> "10000", 1e+06; powers of ten from 1000 up read better as 1e4, 1e6.
+std::string theta_label(double theta) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", theta);
+  for (int k = 3; k <= 12; ++k)
+    if (theta == std::stod("1e" + std::to_string(k))) return "1e" + std::to_string(k);
+  return b;
 }
 
 }  // namespace poslab

@@ -12,6 +12,7 @@
 #include "train/checkpoint.h"
 #include "train/study/tables.h"
 #include "train/study/tasks.h"
+#include "train/study/timing.h"
 
 namespace poslab {
 namespace fs = std::filesystem;
@@ -32,12 +33,15 @@ bool reuse(const StudyConfig& c, const std::string& path) {
   return !c.force && fs::exists(path);
 }
 
-// Trains unless the finished run is there; an interrupted run is continued. Returns the model.
-Checkpoint ensure_trained(const StudyConfig& c, const RunSpec& r) {
+// Trains unless the finished run is there; an interrupted run is continued. Returns the model;
+// `trained` says whether it was (re)trained now. The training time goes to the run's
+// timing.csv ("train <run>"; a resumed run adds to it).
+Checkpoint ensure_trained(const StudyConfig& c, const RunSpec& r, bool& trained) {
   const std::string dir = c.run_dir(r.name);
   TrainOptions o = r.train;
   o.quiet = false;
-  if (c.force || !finished(dir, o.steps)) {
+  trained = c.force || !finished(dir, o.steps);
+  if (trained) {
     std::fprintf(stderr, "%s: train (%lld steps)\n", r.name.c_str(), (long long)o.steps);
     o.force = true;
     o.resume = false;
@@ -47,8 +51,7 @@ Checkpoint ensure_trained(const StudyConfig& c, const RunSpec& r) {
     }
     auto t0 = std::chrono::steady_clock::now();
     train(o);
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    write_file_atomic(dir + "/train_seconds.txt", csv_number(secs) + "\n");
+    record_stage(dir, "train " + r.name, seconds_since(t0), !o.resume);
   } else {
     std::fprintf(stderr, "%s: finished earlier, reused\n", r.name.c_str());
   }
@@ -62,9 +65,9 @@ void evaluate_run(const StudyConfig& c, const RunSpec& r, const EvalSpec& e, GPT
   for (int64_t L : c.lens) {
     if (!evaluates_at(r, L)) continue;
     const std::string path = eval_path(c, e, L);
-    if (!c.force && read_eval(path, eval_windows(c, L))) continue;
+    if (!c.force && read_eval(path, eval_windows(c, r, L))) continue;
     model.posenc().set_scaling({e.scaling, 0, model.config().block_size});
-    EvalResult res = evaluate(model, val, L, eval_windows(c, L), std::min<int64_t>(64, L), "val");
+    EvalResult res = evaluate(model, val, L, eval_windows(c, r, L), std::min(c.buckets, L), "val");
     model.posenc().set_scaling({ScalingKind::none, 0, model.config().block_size});
     write_file_atomic(path, res.json() + "\n");
   }
@@ -72,13 +75,13 @@ void evaluate_run(const StudyConfig& c, const RunSpec& r, const EvalSpec& e, GPT
 
 // Masked LM: the loss on fixed masks, and the shuffle check: permute the input, un-permute the
 // outputs, compare (a model without mask and PE cannot tell the orders apart).
-MlmRow mlm_check(const StudyConfig& c, const RunSpec& r, const GPT& model,
-                 const std::vector<uint16_t>& val, int32_t vocab_size) {
+MlmRow mlm_check(const RunSpec& r, const GPT& model, const std::vector<uint16_t>& val,
+                 int32_t vocab_size) {
   Generator g(99);
   double vl = 0;
   int nb = 4;
   for (int i = 0; i < nb; ++i) {
-    Batch b = sample_batch(val, 8, c.ctx, g, "mlm", 0.15, vocab_size);
+    Batch b = sample_batch(val, 8, r.train.model.block_size, g, "mlm", 0.15, vocab_size);
     NoGrad ng;
     vl += model.loss(b.x, b.y).item() / nb;
   }
@@ -95,9 +98,11 @@ MlmRow mlm_check(const StudyConfig& c, const RunSpec& r, const GPT& model,
   for (int64_t i = 0; i < 64; ++i)
     for (int64_t v = 0; v < V; ++v)
       diff = std::max(diff, std::abs(v2[i * V + v] - v1[perm[i] * V + v]));
-  return {pe_name(r.train.model.pe), vl, diff};
+  return {r.name, pe_name(r.train.model.pe), static_cast<long>(r.train.seed), vl, diff};
 }
 
+// STAND-IN (plan branch, #15): the task scores in the v2 columns, so that this branch builds;
+// the tasks branch replaces this function (exact match per example, Wilson interval).
 std::vector<TaskRow> task_scores(const RunSpec& r, const GPT& model) {
   const TaskSpec& t = *r.task;
   std::vector<std::string> vocab = load_vocab(t.data + "/vocab.json");
@@ -105,10 +110,74 @@ std::vector<TaskRow> task_scores(const RunSpec& r, const GPT& model) {
   const std::string pe = pe_name(r.train.model.pe);
   for (int64_t len : t.test_lens) {
     TaskScore sc = task_accuracy(model, vocab, t.name, len, t.test_examples, 1234);
-    rows.push_back({t.name, pe, t.train_len, len, sc.exact});
-    rows.push_back({t.name + " per character", pe, t.train_len, len, sc.per_char});
+    const long n = static_cast<long>(t.test_examples);
+    rows.push_back({t.name, pe, static_cast<long>(r.train.seed), t.train_len, len, NAN, n,
+                    std::lround(sc.exact * n), sc.exact, NAN, NAN});
   }
   return rows;
+}
+
+// The cached loss of the kept model (last20_eval_path); nullopt when missing, unreadable or
+// made with other windows.
+std::optional<double> read_last20(const std::string& path, int64_t windows) {
+  if (path.empty() || !fs::exists(path)) return std::nullopt;
+  try {
+    Json j = json_parse(read_file(path), path);
+    if (static_cast<int64_t>(j.find("windows")->as_number()) == windows)
+      return j.find("loss")->as_number();
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+// The model kept at 80% of the steps, at T0 over the same val windows as the final model's
+// evaluation at T0. A run trained before models were kept has none: nothing to do.
+void evaluate_kept(const StudyConfig& c, const RunSpec& r, const std::vector<uint16_t>& val) {
+  const std::string path = last20_eval_path(c, r);
+  if (path.empty()) return;
+  const std::string kept = kept_model_path(c.run_dir(r.name), last20_step(r.train.steps));
+  const int64_t T0 = r.train.model.block_size, W = eval_windows(c, r, T0);
+  if (!fs::exists(kept) || (!c.force && read_last20(path, W))) return;
+  Checkpoint ck = load_checkpoint(kept, c.device);
+  EvalResult res = evaluate(*ck.model, val, T0, W, std::min(c.buckets, T0), "val");
+  write_file_atomic(path, res.json() + "\n");
+}
+
+// True when every evaluation of the run, its kept model's and its masked-LM check are there.
+bool evals_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
+  if (c.force) return false;
+  for (const EvalSpec& e : p.evals)
+    for (int64_t L : c.lens)
+      if (e.run == r.name && evaluates_at(r, L) &&
+          !read_eval(eval_path(c, e, L), eval_windows(c, r, L)))
+        return false;
+  const std::string kept = r.train.keep_steps.empty()
+                               ? ""
+                               : kept_model_path(c.run_dir(r.name), last20_step(r.train.steps));
+  if (!kept.empty() && fs::exists(kept) &&
+      !read_last20(last20_eval_path(c, r), eval_windows(c, r, r.train.model.block_size)))
+    return false;
+  return !(r.mlm_check && !fs::exists(c.run_dir(r.name) + "/mlm.csv"));
+}
+
+// The evaluations, the kept model's, the masked-LM check: one stage, "eval <run>".
+void evaluate_all(const StudyConfig& c, const StudyPlan& p, const RunSpec& r, GPT& model) {
+  auto t0 = std::chrono::steady_clock::now();
+  const std::string dir = c.run_dir(r.name);
+  std::vector<std::string> vocab = load_vocab(r.train.data + "/vocab.json");
+  std::vector<uint16_t> val = load_tokens(r.train.data + "/val.bin", vocab.size());
+  for (const EvalSpec& e : p.evals)
+    if (e.run == r.name) evaluate_run(c, r, e, model, val);
+  evaluate_kept(c, r, val);
+  if (r.mlm_check && !reuse(c, dir + "/mlm.csv"))
+    write_rows<MlmRow>(dir + "/mlm.csv",
+                       {mlm_check(r, model, val, static_cast<int32_t>(vocab.size()))});
+  record_stage(dir, "eval " + r.name, seconds_since(t0), c.force);
+}
+
+// The task corpus of `t` (tasks.h): task lines of the training length.
+Corpus task_corpus(const TaskSpec& t) {
+  return build_corpus(task_text(t.name, t.lines, t.train_len, 7));
 }
 
 }  // namespace
@@ -117,8 +186,19 @@ std::string eval_path(const StudyConfig& c, const EvalSpec& e, int64_t L) {
   return c.run_dir(e.run) + "/eval_" + scaling_name(e.scaling) + "_" + std::to_string(L) + ".json";
 }
 
-int64_t eval_windows(const StudyConfig& c, int64_t L) {
-  return std::max<int64_t>(1, c.eval_tokens / L);
+std::string last20_eval_path(const StudyConfig& c, const RunSpec& r) {
+  if (r.train.keep_steps.empty()) return "";
+  return c.run_dir(r.name) + "/eval_step" + std::to_string(last20_step(r.train.steps)) + "_" +
+         std::to_string(r.train.model.block_size) + ".json";
+}
+
+// val.bin holds uint16 ids: its size says how many windows of L + 1 tokens fit (eval.h).
+int64_t eval_windows(const StudyConfig& c, const RunSpec& r, int64_t L) {
+  std::error_code ec;
+  const auto bytes = fs::file_size(r.train.data + "/val.bin", ec);
+  if (ec) return c.eval_windows;  // not prepared yet
+  const int64_t fit = (static_cast<int64_t>(bytes / 2) - 1) / L;
+  return c.eval_windows > 0 ? std::min(c.eval_windows, fit) : fit;
 }
 
 bool evaluates_at(const RunSpec& r, int64_t L) {
@@ -146,37 +226,36 @@ std::optional<EvalResult> read_eval(const std::string& path, int64_t windows) {
 }
 
 void prepare_study_data(const StudyConfig& c, const StudyPlan& p) {
-  if (c.force || !fs::exists(c.data() + "/val.bin"))
-    write_corpus(prepare_corpus("fortunes"), c.data());
-  for (const TaskSpec& t : p.tasks)
-    if (c.force || !fs::exists(t.data + "/val.bin"))
-      write_corpus(build_corpus(task_text(t.name, t.lines, t.train_len, 7)), t.data);
+  for (const std::string& corpus : p.corpora()) {
+    const std::string dir = c.corpus_dir(corpus);
+    if (!c.force && fs::exists(dir + "/val.bin")) continue;
+    std::fprintf(stderr, "prepare %s -> %s\n", corpus.c_str(), dir.c_str());
+    auto t0 = std::chrono::steady_clock::now();
+    const TaskSpec* task = nullptr;
+    for (const TaskSpec& t : p.tasks)
+      if (t.data == dir) task = &t;
+    write_corpus(task ? task_corpus(*task) : prepare_corpus(corpus), dir);
+    record_stage(dir, "prepare " + corpus, seconds_since(t0), true);
+  }
 }
 
 bool run_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
-  const std::string dir = c.run_dir(r.name);
-  if (c.force || !finished(dir, r.train.steps)) return false;
-  for (const EvalSpec& e : p.evals)
-    for (int64_t L : c.lens)
-      if (e.run == r.name && evaluates_at(r, L) &&
-          !read_eval(eval_path(c, e, L), eval_windows(c, L)))
-        return false;
-  if (r.mlm_check && !fs::exists(dir + "/mlm.csv")) return false;
-  return !(r.task && !fs::exists(dir + "/tasks.csv"));
+  if (c.force || !finished(c.run_dir(r.name), r.train.steps)) return false;
+  return evals_done(c, p, r) && !(r.task && !fs::exists(c.run_dir(r.name) + "/tasks.csv"));
 }
 
-void make_run(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
-  Checkpoint ck = ensure_trained(c, r);
+void make_run(const StudyConfig& config, const StudyPlan& p, const RunSpec& r) {
+  bool trained = false;
+  Checkpoint ck = ensure_trained(config, r, trained);
+  StudyConfig c = config;
+  c.force = config.force || trained;  // a model trained now: no measurement of an older one stays
   const std::string dir = c.run_dir(r.name);
-  std::vector<std::string> vocab = load_vocab(r.train.data + "/vocab.json");
-  std::vector<uint16_t> val = load_tokens(r.train.data + "/val.bin", vocab.size());
-  for (const EvalSpec& e : p.evals)
-    if (e.run == r.name) evaluate_run(c, r, e, *ck.model, val);
-  if (r.mlm_check && !reuse(c, dir + "/mlm.csv"))
-    write_rows<MlmRow>(dir + "/mlm.csv",
-                       {mlm_check(c, r, *ck.model, val, static_cast<int32_t>(vocab.size()))});
-  if (r.task && !reuse(c, dir + "/tasks.csv"))
+  if (!evals_done(c, p, r)) evaluate_all(c, p, r, *ck.model);
+  if (r.task && !reuse(c, dir + "/tasks.csv")) {
+    auto t0 = std::chrono::steady_clock::now();
     write_rows(dir + "/tasks.csv", task_scores(r, *ck.model));
+    record_stage(dir, "tasks " + r.name, seconds_since(t0), c.force);
+  }
 }
 
 }  // namespace poslab

@@ -4,10 +4,13 @@
 // atomically, so runs can be made in any order and in parallel (schedule.h) and gathered
 // afterwards (collect.h):
 //   model.safetensors, state.safetensors, log.csv, vocab.json   the trainer's (trainer.h)
-//   train_seconds.txt            wall time of the training, in seconds
+//   model_step<N>.safetensors    next-token runs: the model at 80% of the steps
 //   eval_<scaling>_<L>.json      each evaluation of StudyPlan::evals (EvalResult::json)
+//   eval_step<N>_<T0>.json       that kept model at T0 over the same val windows (last20_gain)
 //   mlm.csv                      masked-LM runs: loss on fixed masks, shuffle check (tables.h)
 //   tasks.csv                    task runs: accuracy at each test length (tables.h)
+//   timing.csv                   the seconds of each stage that computed something: train,
+//                                eval, tasks (timing.h)
 // A finished run, and each of these files, is reused when the study is run again, unless
 // StudyConfig::force.
 #pragma once
@@ -19,7 +22,8 @@
 
 namespace poslab {
 
-// The corpora the plan trains on (fortunes and the task corpora), unless already prepared.
+// The corpora the plan trains on (fortunes, kjv, the task corpora), unless already prepared;
+// each preparation records its time ("prepare <corpus>") in the corpus's timing.csv.
 void prepare_study_data(const StudyConfig& c, const StudyPlan& p);
 
 // Trains the run (resuming an interrupted one) and makes its evaluations and scores.
@@ -27,12 +31,17 @@ void make_run(const StudyConfig& c, const StudyPlan& p, const RunSpec& r);
 // True when make_run would have nothing to do.
 bool run_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r);
 
-// Where an evaluation is cached, and how many windows it uses at length L.
+// Where an evaluation is cached, and how many windows it uses at length L: every window of the
+// run's val split that fits (StudyConfig::eval_windows = 0), or at most eval_windows.
 std::string eval_path(const StudyConfig& c, const EvalSpec& e, int64_t L);
-int64_t eval_windows(const StudyConfig& c, int64_t L);
+int64_t eval_windows(const StudyConfig& c, const RunSpec& r, int64_t L);
 // False for the lengths a run cannot be evaluated at (a learned table past its max_len).
 bool evaluates_at(const RunSpec& r, int64_t L);
 // A cached evaluation; nullopt when it is missing, unreadable or made with other windows.
 std::optional<EvalResult> read_eval(const std::string& path, int64_t windows);
+
+// last20_gain: the model kept at last20_step evaluated at T0 (scaling none), cached here.
+// Empty for a run that keeps no model (masked LM, tasks).
+std::string last20_eval_path(const StudyConfig& c, const RunSpec& r);
 
 }  // namespace poslab

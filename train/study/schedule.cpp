@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -15,14 +16,12 @@
 
 #include "train/log.h"
 #include "train/progress.h"
+#include "train/study/eta.h"
 #include "train/study/runner.h"
+#include "train/study/timing.h"
 
 namespace poslab {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // This program's own path, so that a child (or a plan's command) runs the same binary.
 std::string self_path() {
@@ -84,6 +83,7 @@ double probe_throughput(const StudyConfig& c, const RunSpec& r, int n, int threa
                           "--layers",     std::to_string(o.model.n_layer),
                           "--heads",      std::to_string(o.model.n_head),
                           "--pe",         pe_name(o.model.pe),
+                          "--embedding",  embedding_name(o.model.embedding),
                           "--device",     device_name(o.model.device),
                           "--quiet",      "--force"},
                          out + "/probe.log", threads));
@@ -112,10 +112,11 @@ std::vector<std::string> job_command(const StudyConfig& c, const RunSpec& r) {
   std::vector<std::string> cmd = {self_path(), "experiments", "--out", c.out};
   if (c.size == StudySize::quick) cmd.push_back("--quick");
   if (c.size == StudySize::tiny) cmd.push_back("--tiny");
+  if (c.size == StudySize::large) cmd.insert(cmd.end(), {"--scale", "large"});
   cmd.push_back("--steps");
   cmd.push_back(std::to_string(c.steps));
   cmd.push_back("--seeds");
-  cmd.push_back(std::to_string(c.seeds.size()));
+  cmd.push_back(std::to_string(c.main_seeds));
   cmd.push_back("--device");
   cmd.push_back(device_name(c.device));
   if (c.force) cmd.push_back("--force");
@@ -130,10 +131,9 @@ std::string job_command_line(const StudyConfig& c, const RunSpec& r) {
   return line;
 }
 
-int measure_jobs(const StudyConfig& c, const RunSpec& probe, int cores) {
-  if (cores <= 1) return 1;
+JobChoice measure_jobs(const StudyConfig& c, const RunSpec& probe, int cores) {
   const double one = probe_throughput(c, probe, 1, cores);
-  const double many = probe_throughput(c, probe, cores, 1);
+  const double many = cores > 1 ? probe_throughput(c, probe, cores, 1) : 0;
   std::error_code ec;
   std::filesystem::remove_all(c.out + "/calibrate", ec);
   const int jobs = many > one ? cores : 1;
@@ -141,13 +141,13 @@ int measure_jobs(const StudyConfig& c, const RunSpec& probe, int cores) {
                "measured on %s: one run on %d threads %.0f tokens/s, %d runs on one thread each "
                "%.0f tokens/s in all -> --jobs %d\n",
                probe.name.c_str(), cores, one, cores, many, jobs);
-  return jobs;
+  return {jobs, std::max(one, many)};
 }
 
 void run_in_process(const StudyConfig& c, const StudyPlan& p,
                     const std::vector<const RunSpec*>& runs) {
-  double total = 0, done = 0;
-  for (const RunSpec* r : runs) total += r->weight;
+  double total = 0, done = 0;  // planned tokens (eta.h)
+  for (const RunSpec* r : runs) total += planned_tokens(c, p, *r);
   auto t0 = std::chrono::steady_clock::now();
   for (size_t i = 0; i < runs.size(); ++i) {
     double el = seconds_since(t0);
@@ -155,7 +155,7 @@ void run_in_process(const StudyConfig& c, const StudyPlan& p,
     std::fprintf(stderr, "[%zu/%zu] %s  (elapsed %s, ETA %s)\n", i + 1, runs.size(),
                  runs[i]->name.c_str(), format_duration(el).c_str(), eta.c_str());
     make_run(c, p, *runs[i]);
-    done += runs[i]->weight;
+    done += planned_tokens(c, p, *runs[i]);
   }
 }
 

@@ -24,9 +24,13 @@ std::vector<std::string> job_command(const StudyConfig& c, const RunSpec& r);
 std::string job_command_line(const StudyConfig& c, const RunSpec& r);
 
 // The faster way to use `cores` cores, measured now with short copies of run `probe`: one run
-// on every core (returns 1), or one run per core on one thread each (returns cores). The
-// tokens/s of both go to stderr.
-int measure_jobs(const StudyConfig& c, const RunSpec& probe, int cores);
+// on every core (jobs 1), or one run per core on one thread each (jobs = cores), and the
+// tokens/s of the faster. The tokens/s of both go to stderr.
+struct JobChoice {
+  int jobs = 1;
+  double tokens_per_s = 0;  // the whole machine's; 0 when the probes failed
+};
+JobChoice measure_jobs(const StudyConfig& c, const RunSpec& probe, int cores);
 
 // Makes `runs` one after another in this process, with a progress line per run.
 void run_in_process(const StudyConfig& c, const StudyPlan& p,

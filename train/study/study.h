@@ -1,19 +1,23 @@
 // study.h — the study of `make experiments` as data: a list of run specifications built by
 // small functions (one per part of the study), and the evaluations to make on them.
 //
-// Same corpus, network, seeds and steps; only the positional scheme changes. The parts:
-//   main_runs        none / learned / sinusoidal / rope / alibi at T0, every seed, each
-//                    evaluated at 256 ... 4096 (whole window, last quarter, loss per position)
-//   scaling_evals    RoPE scaling zero-shot on the first-seed RoPE model: linear, ntk,
-//                    dynamic, yarn at each length
-//   ablation_runs    rope theta 10 and 1e6 (rope at 4096 unscaled is part of main_runs)
+// Same corpus, network, data order, token budget and seeds; only the positional scheme
+// changes, each in its canonical form, all with the scaled embedding. The parts (plan.cpp):
+//   main_runs        none learned sinusoidal rope alibi t5 at T0 on fortunes, every seed, each
+//                    evaluated at every length (every val window, loss per position bucket,
+//                    the sliding-window loss on the same targets)
+//   scaling_evals    RoPE scaling zero-shot on every main RoPE model: linear, ntk, dynamic,
+//                    yarn at each length
+//   kjv_runs         the same schemes on the King James Bible (long-range structure)
+//   ablation_runs    rope theta 10 and 1e6; the unscaled gpt2 embedding for sinusoidal and
+//                    learned (rope at 4096 without scaling is part of the main evaluations)
 //   masked_lm_runs   no causal mask: a masked LM, NoPE against RoPE, with a shuffle check of
 //                    NoPE's permutation equivariance
-//   task_runs        reverse (order) and passkey retrieval past T0, accuracy per scheme
+//   task_runs        unscramble, reverse and passkey, accuracy per scheme (tasks.h)
 // A run lives in <out>/runs/<name>; everything a run produces (model, log, evaluations cached
-// as JSON, masked-LM and task scores as CSV) stays in its folder, so runs can be made in any
-// order, in parallel, on other machines (runner.h, schedule.h). collect_results then writes the
-// study's tables (tables.h), attention maps and lines of code, and the report reads them.
+// as JSON, masked-LM and task scores as CSV, its stage times) stays in its folder, so runs can
+// be made in any order, in parallel, on other machines (runner.h, schedule.h). collect_results
+// then writes the study's tables (tables.h), and the report reads them.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -26,23 +30,50 @@
 
 namespace poslab {
 
-// How big a study: the real one, a small one (minutes), a toy one (seconds, for tests).
-enum class StudySize { full, quick, tiny };
+// How big a study: the real one (this machine, ~2.5 h), a small one (minutes), a toy one
+// (seconds, for tests), and the real one trained to convergence (a GPU or many cores).
+enum class StudySize { full, quick, tiny, large };
+StudySize parse_study_size(const std::string& name);  // full|quick|tiny|large; error names them
+const char* study_size_name(StudySize size);
 
-// The study's settings (flags of `poslab experiments`).
+// The study's settings. The defaults are the full study; study_config() changes them for the
+// other sizes, and flags of `poslab experiments` change a few (--steps, --seeds, --device).
 struct StudyConfig {
   std::string out;  // results folder
   StudySize size = StudySize::full;
-  bool quick = false;  // not the full study: the report says so where parts are skipped
+  bool quick = false;  // not the full study (quick, tiny): the report says so
   bool force = false;
-  int64_t steps = 480, task_steps = 800, eval_tokens = 32768;
-  int64_t d = 128, layers = 4, heads = 4, ctx = 256, batch = 16;
-  double lr = 2e-3;
-  std::vector<uint64_t> seeds{1, 2};
-  std::vector<int64_t> lens{256, 512, 1024, 2048, 4096};
   Device device = Device::cpu;
 
-  std::string data() const { return out + "/data/fortunes"; }  // the prepared corpus
+  // ---- The budget of the full study, in one place (calibrated on this project's 2-core
+  // machine; `poslab experiments --tune` wrote tuning.csv, which chose lr and batch) --------
+  int64_t d = 128, layers = 4, heads = 4;  // the network
+  int64_t ctx = 256;                       // T0, the training length
+  int64_t batch = 16;
+  double lr = 2e-3;
+  int64_t steps = 480;       // each run on fortunes or kjv: main, kjv, ablations, masked LM
+  int64_t task_steps = 800;  // each task run
+  int64_t main_seeds = 3, kjv_seeds = 2, ablation_seeds = 2, mlm_seeds = 2, task_seeds = 2;
+  std::vector<int64_t> lens{256, 512, 1024, 2048, 4096};  // evaluation lengths, T0 first
+  int64_t eval_windows = 0;                               // per length; 0: every val window
+  int64_t buckets = 16;                                   // position buckets per evaluation
+  int64_t attention_len = 64;  // attention.csv: the first attention_len tokens of val
+  // ------------------------------------------------------------------------------------------
+
+  // `--tune`: short runs of each scheme at each learning rate x batch size, `tune_tokens`
+  // training tokens each, scored by the loss at T0 over every val window (tuning.csv).
+  std::vector<std::string> tune_pes{"rope", "none"};
+  std::vector<double> tune_lrs{1e-3, 2e-3, 4e-3};
+  std::vector<int64_t> tune_batches{16, 32};
+  int64_t tune_tokens = 1 << 20;
+
+  // The expected time (eta.h) when nothing was measured: training tokens per second of the
+  // machine, an assumption printed as one (about what 2 cores make; --device cuda: 100,000).
+  double assumed_tokens_per_s = 12000;
+
+  // The prepared corpus `name` (fortunes, kjv, task_*), and a run's folder.
+  std::string corpus_dir(const std::string& name) const { return out + "/data/" + name; }
+  std::string data() const { return corpus_dir("fortunes"); }
   std::string run_dir(const std::string& run) const { return out + "/runs/" + run; }
 };
 
@@ -58,8 +89,8 @@ struct TaskSpec {
 // One model to train and what to measure on it besides the evaluations of StudyPlan::evals.
 struct RunSpec {
   std::string name;              // runs/<name>
+  std::string corpus;            // the corpus trained on: fortunes, kjv, task_<task>
   TrainOptions train;            // the trainer's options (out = the run folder)
-  double weight = 1;             // expected cost relative to a main run, for the ETA
   bool mlm_check = false;        // masked LM: loss on fixed masks + the shuffle check (mlm.csv)
   std::optional<TaskSpec> task;  // task accuracy at every test length (tasks.csv)
 };
@@ -78,13 +109,38 @@ struct StudyPlan {
   std::vector<std::string> pes;  // the schemes of the main runs, in the study's order
 
   const RunSpec& run(const std::string& name) const;  // throws naming valid runs
+  std::vector<std::string> corpora() const;  // every corpus a run trains on, first use first
 };
 
 StudyConfig study_config(StudySize size);  // the settings of each size
-// The whole study: main runs, scaling, ablations, masked LM, tasks (in that order).
+// The whole study: main runs, RoPE scaling, kjv, ablations, masked LM, tasks (in that order).
 StudyPlan study_plan(const StudyConfig& c);
-// "<pe>_s<seed>": the name of a main run; the models of the first seed stand for their scheme
-// in the attention maps and the parameter counts.
-std::string main_run_name(const std::string& pe, uint64_t seed);
+
+// `--tune`: each scheme of tune_pes at each of tune_lrs x tune_batches, tune_tokens training
+// tokens each, seed 1, evaluated at T0 only; runs named tune_<pe>_lr<lr>_b<batch>.
+StudyPlan tuning_plan(const StudyConfig& c);
+
+// Seeds 1..n: every part of the study uses the first seeds, so seed s of two parts is the same
+// initialisation and data order.
+std::vector<uint64_t> first_seeds(int64_t n);
+// The step whose model the runner keeps for last20_gain: 80% of the steps (0 for steps < 2).
+int64_t last20_step(int64_t steps);
+
+// ---- The names of the study's runs: the plan gives them, collect and the report find runs
+// by them. Seeds are 1-based. ----------------------------------------------------------------
+std::string main_run_name(const std::string& pe, uint64_t seed);  // rope_s1
+std::string kjv_run_name(const std::string& pe, uint64_t seed);   // kjv_rope_s1
+std::string theta_run_name(double theta, uint64_t seed);          // rope_theta10_s1, ..1e6_s1
+std::string gpt2_run_name(const std::string& pe, uint64_t seed);  // sinusoidal_gpt2_s1
+std::string mlm_run_name(const std::string& pe, uint64_t seed);   // mlm_none_s1
+std::string task_run_name(const std::string& task, const std::string& pe,
+                          uint64_t seed);  // task_passkey_rope_s1
+// What the ablations vary, in the order of the plan.
+const std::vector<double>& ablation_thetas();          // 10, 1e6 (the main runs: 10000)
+const std::vector<std::string>& gpt2_ablation_pes();   // sinusoidal, learned
+const std::vector<std::string>& mlm_pes();             // none, rope
+const std::vector<ScalingKind>& rope_scaling_kinds();  // linear, ntk, dynamic, yarn
+// A theta as run names write it: 10 -> "10", 1e6 -> "1e6", 10000 -> "1e4".
+std::string theta_label(double theta);
 
 }  // namespace poslab

@@ -1,51 +1,134 @@
-// The study as data (train/study/study.h) and its schedules (schedule.h): the plan names every
-// run once and finds models by scheme; a plan run through `xargs -P 2` gives the same results
-// and report as the study made in one process.
+// The study as data (train/study/study.h), its tables (collect.h, timing.h) and its schedules
+// (schedule.h): the plan names every run once, with the seeds and settings of each part; a
+// runs.csv row comes from the files a run leaves; stage times add up; a plan run through
+// `xargs -P 2` gives the same results and report as the study made in one process.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "data/atomic_file.h"
 #include "tests/support/temp_dir.h"
+#include "train/log.h"
+#include "train/study/collect.h"
+#include "train/study/runner.h"
 #include "train/study/schedule.h"
 #include "train/study/study.h"
+#include "train/study/timing.h"
 
 using namespace poslab;
 using Catch::Contains;
 namespace fs = std::filesystem;
 
-TEST_CASE("the study plan names each run once, in the order of the tables", "[study]") {
+namespace {
+
+// How many runs of the plan have names starting with `prefix`.
+size_t count_prefix(const StudyPlan& p, const std::string& prefix) {
+  size_t n = 0;
+  for (const RunSpec& r : p.runs) n += r.name.rfind(prefix, 0) == 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("the study plan names each run once, part by part, with each part's seeds", "[study]") {
   const StudyConfig c = study_config(StudySize::full);
   const StudyPlan p = study_plan(c);
   std::set<std::string> names;
   for (const RunSpec& r : p.runs) {
     CHECK(names.insert(r.name).second);
     CHECK(r.train.out == c.run_dir(r.name));
+    CHECK(r.train.data == c.corpus_dir(r.corpus));
   }
-  // 6 schemes x 2 seeds, 2 theta ablations, 2 masked LMs, 2 tasks x 6 schemes
-  CHECK(p.runs.size() == 28);
+  REQUIRE(p.pes ==
+          std::vector<std::string>{"none", "learned", "sinusoidal", "rope", "alibi", "t5"});
+  CHECK(count_prefix(p, "kjv_") == 6 * 2);
+  CHECK(count_prefix(p, "rope_theta") == 2 * 2);
+  CHECK(count_prefix(p, "mlm_") == 2 * 2);
+  CHECK(count_prefix(p, "task_") == p.tasks.size() * 6 * 2);
+  size_t main = 0, gpt2 = 0;
+  for (const std::string& pe : p.pes)
+    for (uint64_t seed : {1, 2, 3}) {
+      const RunSpec& r = p.run(main_run_name(pe, seed));  // throws if missing
+      CHECK(r.corpus == "fortunes");
+      CHECK(r.train.model.embedding == EmbeddingKind::scaled);
+      CHECK(r.train.seed == seed);
+      CHECK(r.train.keep_steps == std::vector<int64_t>{r.train.steps * 4 / 5});
+      CHECK(r.train.model.max_len == (pe == "learned" ? 4096 : 0));
+      ++main;
+    }
+  CHECK(main == 18);
+  for (uint64_t seed : {1, 2})
+    for (const char* pe : {"sinusoidal", "learned"}) {
+      CHECK(p.run(gpt2_run_name(pe, seed)).train.model.embedding == EmbeddingKind::gpt2);
+      ++gpt2;
+    }
+  CHECK(gpt2 == 4);
+  CHECK(p.runs.size() == 18 + 12 + 8 + 4 + p.tasks.size() * 12);
   CHECK(p.runs.front().name == "none_s1");
-  CHECK(p.runs[12].name == "rope_theta10");
-  CHECK(p.runs.back().name == "task_passkey_t5");
-  for (const std::string& pe : p.pes) {  // every scheme's main run, found by its name
-    const RunSpec& r = p.run(main_run_name(pe, c.seeds.front()));
-    CHECK(pe_name(r.train.model.pe) == pe);
-    CHECK(r.train.seed == c.seeds.front());
-  }
+  CHECK(p.runs[18].name == "kjv_none_s1");
+  CHECK(p.run("kjv_t5_s2").corpus == "kjv");
+  CHECK(p.run("rope_theta10_s2").train.model.rope_theta == 10);
+  CHECK(p.run("rope_theta1e6_s1").train.model.rope_theta == 1e6);
+  const RunSpec& mlm = p.run("mlm_none_s2");
+  CHECK((mlm.train.objective == "mlm" && !mlm.train.model.causal && mlm.mlm_check));
+  CHECK(mlm.train.keep_steps.empty());
   for (const EvalSpec& e : p.evals) CHECK(names.count(e.run) == 1);
   REQUIRE_THROWS_WITH(p.run("rope_s9"), Contains("unknown run 'rope_s9'; valid: none_s1, "));
+  std::vector<std::string> corpora{"fortunes", "kjv"};
+  for (const TaskSpec& t : p.tasks) corpora.push_back("task_" + t.name);
+  CHECK(p.corpora() == corpora);
 }
 
-TEST_CASE("the scaling evaluations are made on the RoPE model of the first seed", "[study]") {
-  const StudyPlan p = study_plan(study_config(StudySize::quick));
-  std::vector<std::string> scaled;
-  for (const EvalSpec& e : p.evals)
-    if (e.scaling != ScalingKind::none) scaled.push_back(e.run + ":" + scaling_name(e.scaling));
-  CHECK(scaled == std::vector<std::string>{"rope_s1:linear", "rope_s1:ntk", "rope_s1:dynamic",
-                                           "rope_s1:yarn"});
+TEST_CASE("RoPE scaling is evaluated on every main RoPE seed, nothing else is scaled", "[study]") {
+  for (StudySize size : {StudySize::full, StudySize::quick}) {
+    const StudyConfig c = study_config(size);
+    const StudyPlan p = study_plan(c);
+    std::vector<std::string> scaled;
+    std::map<std::string, int> unscaled;  // run -> evaluations without scaling
+    for (const EvalSpec& e : p.evals) {
+      if (e.scaling != ScalingKind::none) scaled.push_back(e.run + ":" + scaling_name(e.scaling));
+      if (e.scaling == ScalingKind::none) ++unscaled[e.run];
+    }
+    std::vector<std::string> expected;
+    for (uint64_t seed : first_seeds(c.main_seeds))
+      for (const char* s : {"linear", "ntk", "dynamic", "yarn"})
+        expected.push_back("rope_s" + std::to_string(seed) + ":" + s);
+    CHECK(scaled == expected);
+    // every next-token run on fortunes or kjv is evaluated once without scaling
+    for (const RunSpec& r : p.runs)
+      CHECK(unscaled[r.name] == (r.train.objective == "lm" && !r.task ? 1 : 0));
+  }
+}
+
+TEST_CASE("run names, seeds and sizes", "[study]") {
+  CHECK(main_run_name("t5", 3) == "t5_s3");
+  CHECK(kjv_run_name("alibi", 1) == "kjv_alibi_s1");
+  CHECK(theta_run_name(10, 2) == "rope_theta10_s2");
+  CHECK(theta_run_name(1e6, 1) == "rope_theta1e6_s1");
+  CHECK(gpt2_run_name("learned", 2) == "learned_gpt2_s2");
+  CHECK(mlm_run_name("rope", 1) == "mlm_rope_s1");
+  CHECK(task_run_name("passkey", "rope", 2) == "task_passkey_rope_s2");
+  CHECK(theta_label(10000) == "1e4");
+  CHECK(theta_label(0.5) == "0.5");
+  CHECK(first_seeds(3) == std::vector<uint64_t>{1, 2, 3});
+  CHECK(last20_step(480) == 384);
+  CHECK(last20_step(4) == 3);
+  CHECK(last20_step(1) == 0);
+  for (const char* s : {"full", "quick", "tiny", "large"})
+    CHECK(study_size_name(parse_study_size(s)) == std::string(s));
+  REQUIRE_THROWS_WITH(parse_study_size("huge"),
+                      Contains("--scale: expected full|quick|tiny|large"));
+  const StudyConfig full = study_config(StudySize::full), large = study_config(StudySize::large);
+  CHECK(large.steps > full.steps);
+  CHECK(large.main_seeds > full.main_seeds);
+  CHECK(large.out == "results-large");
+  CHECK((large.d == full.d && large.ctx == full.ctx && large.lens == full.lens));
 }
 
 TEST_CASE("a job's command carries the study's settings and the run's name", "[study]") {
@@ -55,6 +138,71 @@ TEST_CASE("a job's command carries the study's settings and the run's name", "[s
   const std::string line = job_command_line(c, p.run("rope_s2"));
   CHECK_THAT(line, Contains(" experiments --out 'some dir' --tiny --steps 4 --seeds 2 "
                             "--device cpu --job rope_s2"));
+  StudyConfig l = study_config(StudySize::large);
+  CHECK_THAT(job_command_line(l, study_plan(l).run("t5_s5")),
+             Contains(" --scale large --steps 3840 --seeds 5 --device cpu --job t5_s5"));
+}
+
+TEST_CASE("runs.csv: val_loss at T0, last20_gain = the loss at 80% of the steps minus at the end",
+          "[study]") {
+  test::TempDir d;
+  StudyConfig c = study_config(StudySize::tiny);
+  c.out = d.path();
+  const StudyPlan p = study_plan(c);
+  const RunSpec& r = p.run("rope_s1");
+  const std::string dir = c.run_dir(r.name);
+  fs::create_directories(dir);
+  write_file_atomic(dir + "/log.csv",
+                    log_text({{3, 1e-3, 2.9, 2.8, 1, 100, 0}, {4, 1e-3, 2.7, 2.6, 1, 100, 0}}));
+  record_stage(dir, "train rope_s1", 12.5, true);
+  const int64_t T0 = c.ctx, W = eval_windows(c, r, T0);
+  auto eval_json = [&](double loss) {
+    EvalResult e;
+    e.loss = loss, e.len = T0, e.windows = W, e.tokens = W * T0;
+    e.buckets = {{0, T0, loss}};
+    return e.json();
+  };
+  write_file_atomic(eval_path(c, {r.name, "rope", 1, ScalingKind::none}, T0), eval_json(2.25));
+  write_file_atomic(last20_eval_path(c, r), eval_json(2.5));
+  REQUIRE(last20_eval_path(c, r) == dir + "/eval_step3_32.json");
+  RunRow row = run_row(c, p, r);
+  CHECK(row.run == "rope_s1");
+  CHECK((row.pe == "rope" && row.seed == 1 && row.objective == "lm"));
+  CHECK((row.corpus == "fortunes" && row.embedding == "scaled"));
+  CHECK(row.steps == 4);
+  CHECK(row.tokens == 4 * c.batch * c.ctx);
+  CHECK(row.train_seconds == 12.5);
+  CHECK(row.val_loss == 2.25);  // the evaluation at T0, not the log's 2.6
+  CHECK(row.last20_gain == Approx(0.25));
+  // a masked LM: its fixed-mask loss; the gain from its log (steps 3 and 4)
+  const RunSpec& m = p.run("mlm_rope_s1");
+  fs::create_directories(c.run_dir(m.name));
+  write_file_atomic(c.run_dir(m.name) + "/log.csv", log_text({{2, 1e-3, 3.5, 3.4, 1, 100, 0},
+                                                              {3, 1e-3, 3.1, 3.0, 1, 100, 0},
+                                                              {4, 1e-3, 2.9, 2.75, 1, 100, 0}}));
+  write_rows<MlmRow>(c.run_dir(m.name) + "/mlm.csv", {{m.name, "rope", 1, 3.125, 0.5}});
+  RunRow mr = run_row(c, p, m);
+  CHECK(mr.val_loss == 3.125);
+  CHECK(mr.last20_gain == Approx(0.25));
+  CHECK(std::isnan(mr.train_seconds));  // no timing.csv: an empty cell
+  // a run without its evaluation names the command that makes it
+  fs::remove(eval_path(c, {r.name, "rope", 1, ScalingKind::none}, T0));
+  REQUIRE_THROWS_WITH(run_row(c, p, r), Contains("--job rope_s1"));
+}
+
+TEST_CASE("stage times add up across resumed stages and are replaced when redone", "[study]") {
+  test::TempDir d;
+  record_stage(d.path(), "train x", 2, false);
+  record_stage(d.path(), "train x", 3, false);  // resumed: adds
+  record_stage(d.path(), "eval x", 1.5, false);
+  CHECK(stage_seconds(d.path(), "train x") == 5);
+  record_stage(d.path(), "eval x", 4, true);  // redone from scratch: replaces
+  std::vector<TimingRow> rows = read_stages(d.path());
+  REQUIRE(rows.size() == 2);
+  CHECK((rows[0].stage == "train x" && rows[0].seconds == 5));
+  CHECK((rows[1].stage == "eval x" && rows[1].seconds == 4));
+  CHECK(std::isnan(stage_seconds(d.path(), "tasks x")));
+  CHECK(read_stages(d.file("none")).empty());
 }
 
 namespace {
@@ -64,8 +212,8 @@ int sh(const std::string& cmd) {
   return std::system(("OMP_NUM_THREADS=1 " + cmd + " 2> /dev/null").c_str());
 }
 
-// REPORT.md without what depends on the clock: the date, wall and training times, and the
-// last two columns (tokens/s, train time) of the training table.
+// REPORT.md without what depends on the clock: lines that name a date, a time or seconds,
+// and the last two columns (tokens/s, train time) of the training table.
 std::string without_timing(const std::string& md) {
   std::istringstream in(md);
   std::string out, line;
@@ -73,7 +221,7 @@ std::string without_timing(const std::string& md) {
   while (std::getline(in, line)) {
     if (line.rfind("## ", 0) == 0) training = line == "## 1. Training";
     if (line.rfind("| date", 0) == 0 || line.rfind("| wall time", 0) == 0 ||
-        line.rfind("| training time", 0) == 0)
+        line.rfind("| training time", 0) == 0 || line.rfind("| compute time", 0) == 0)
       continue;
     if (training && line.rfind("| ", 0) == 0)
       for (int k = 0; k < 2; ++k) line.erase(line.find_last_of("|", line.size() - 2) + 1);
@@ -83,6 +231,50 @@ std::string without_timing(const std::string& md) {
 }
 
 }  // namespace
+
+TEST_CASE("the tiny study end to end: timing.csv holds every stage, its sum within the wall time",
+          "[study][slow]") {
+  test::TempDir d;
+  const std::string bin = POSLAB_BIN, out = d.file("one");
+  auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(std::system(("OMP_NUM_THREADS=1 " + bin + " experiments --tiny --jobs 1 --out " + out +
+                       " > /dev/null 2> " + d.file("stderr.txt"))
+                          .c_str()) == 0);
+  const double wall = seconds_since(t0);
+  CHECK_THAT(read_file(d.file("stderr.txt")), Contains("expected time: "));
+  std::map<std::string, double> stages;
+  double sum = 0;
+  for (const TimingRow& t : read_rows<TimingRow>(out + "/timing.csv")) {
+    CHECK(stages.count(t.stage) == 0);
+    stages[t.stage] = t.seconds;
+    CHECK(t.seconds >= 0);
+    sum += t.seconds;
+  }
+  for (const char* s :
+       {"prepare fortunes", "prepare kjv", "ngram fortunes", "ngram kjv", "train rope_s1",
+        "eval rope_s1", "train kjv_t5_s1", "eval mlm_none_s1", "report"})
+    CHECK(stages.count(s) == 1);
+  CHECK(stages.count("tasks task_passkey_alibi_s1") == 1);
+  CHECK(sum > 0);
+  CHECK(sum <= wall);
+  // runs.csv: every run once, val_loss everywhere, last20_gain for the next-token runs
+  const StudyPlan p = study_plan(study_config(StudySize::tiny));
+  std::vector<RunRow> runs = read_rows<RunRow>(out + "/runs.csv");
+  REQUIRE(runs.size() == p.runs.size());
+  for (const RunRow& r : runs) {
+    CHECK(std::isfinite(r.val_loss));
+    CHECK(std::isfinite(r.train_seconds));
+    if (r.objective == "lm" && r.corpus.rfind("task_", 0) != 0) CHECK(std::isfinite(r.last20_gain));
+  }
+  // extrapolation.csv: rope_scaling empty for the schemes without one, "none" for plain RoPE
+  for (const EvalRow& e : read_rows<EvalRow>(out + "/extrapolation.csv"))
+    CHECK((e.pe == "rope") == !e.rope_scaling.empty());
+  // attention.csv: every layer and head of each scheme's seed-1 model, keys up to the query
+  std::vector<AttentionRow> att = read_rows<AttentionRow>(out + "/attention.csv");
+  const StudyConfig tiny = study_config(StudySize::tiny);
+  CHECK(att.size() == static_cast<size_t>(6 * tiny.layers * tiny.heads * tiny.attention_len *
+                                          (tiny.attention_len + 1) / 2));
+}
 
 TEST_CASE(
     "a plan run through xargs -P 2, and --jobs 2, give the report of the study made in "
@@ -94,18 +286,42 @@ TEST_CASE(
   REQUIRE(sh(bin + " experiments --tiny --jobs 1 --out " + one + " > /dev/null") == 0);
   REQUIRE(sh(bin + " experiments --tiny --jobs 2 --out " + three + " > /dev/null") == 0);
   REQUIRE(sh(bin + " experiments --tiny --out " + two + " --plan > " + d.file("plan.txt")) == 0);
-  REQUIRE(read_file(d.file("plan.txt")).find("--job task_passkey_alibi") != std::string::npos);
+  REQUIRE(read_file(d.file("plan.txt")).find("--job task_passkey_alibi_s1") != std::string::npos);
   REQUIRE(sh("xargs -P 2 -I{} sh -c '{} 2> /dev/null' < " + d.file("plan.txt")) == 0);
   REQUIRE(sh(bin + " experiments --tiny --out " + two + " --plan > " + d.file("left.txt")) == 0);
   CHECK(read_file(d.file("left.txt")).empty());  // nothing pending
   REQUIRE(sh(bin + " experiments --tiny --out " + two + " --report > /dev/null") == 0);
   for (const char* f : {"extrapolation.csv", "position_loss.csv", "mlm.csv", "tasks.csv", "loc.csv",
-                        "attention_rope.csv", "runs/rope_s1/model.safetensors"}) {
+                        "ngram.csv", "attention.csv", "runs/rope_s1/model.safetensors",
+                        "runs/rope_s1/model_step3.safetensors"}) {
     CHECK(read_file(one + "/" + f) == read_file(two + "/" + f));
     CHECK(read_file(one + "/" + f) == read_file(three + "/" + f));
   }
+  // the same stages were timed, whoever made them
+  auto stage_names = [](const std::string& dir) {
+    std::set<std::string> names;
+    for (const TimingRow& t : read_rows<TimingRow>(dir + "/timing.csv")) names.insert(t.stage);
+    return names;
+  };
+  CHECK(stage_names(one) == stage_names(two));
+  CHECK(stage_names(one) == stage_names(three));
   const std::string report = without_timing(read_file(one + "/REPORT.md"));
-  CHECK(report.find("## 5. Order and retrieval tasks") != std::string::npos);
   CHECK(report == without_timing(read_file(two + "/REPORT.md")));
   CHECK(report == without_timing(read_file(three + "/REPORT.md")));
+}
+
+TEST_CASE("--tune: every scheme at every learning rate x batch size, one row each, a choice",
+          "[study][slow]") {
+  test::TempDir d;
+  const std::string out = d.file("t");
+  REQUIRE(sh(std::string(POSLAB_BIN) + " experiments --tiny --tune --out " + out + " > " +
+             d.file("stdout.txt")) == 0);
+  const StudyConfig c = study_config(StudySize::tiny);
+  std::vector<TuningRow> rows = read_rows<TuningRow>(out + "/tuning.csv");
+  REQUIRE(rows.size() == c.tune_pes.size() * c.tune_lrs.size() * c.tune_batches.size());
+  for (const TuningRow& t : rows) {
+    CHECK(std::isfinite(t.val_loss));
+    CHECK(t.tokens == t.steps * t.batch * c.ctx);
+  }
+  CHECK_THAT(read_file(d.file("stdout.txt")), Contains("choice: lr "));
 }

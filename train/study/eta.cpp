@@ -1,0 +1,106 @@
+// eta.cpp — the study's planned tokens and expected time. See eta.h.
+#include "train/study/eta.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "train/log.h"
+#include "train/progress.h"
+#include "train/study/runner.h"
+
+namespace poslab {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The val tokens of a run's corpus: val.bin holds uint16 ids.
+double val_tokens(const RunSpec& r) {
+  std::error_code ec;
+  const auto bytes = fs::file_size(r.train.data + "/val.bin", ec);
+  return ec ? 500000.0 : static_cast<double>(bytes / 2);
+}
+
+// Multiply-adds per token of a network (all its layers) at length L (eta.h).
+double macs_per_token(int64_t layers, int64_t C, int64_t L) {
+  return static_cast<double>(layers) * static_cast<double>(C) * static_cast<double>(12 * C + L);
+}
+
+// The unit of planned work: one training token of the study's main network at T0 (three
+// forward passes' worth).
+double unit(const StudyConfig& c) {
+  return 3 * macs_per_token(c.layers, c.d, c.ctx);
+}
+
+// One forward token of run r's network at length L, in units.
+double forward_cost(const StudyConfig& c, const RunSpec& r, int64_t L) {
+  return macs_per_token(r.train.model.n_layer, r.train.model.n_embd, L) / unit(c);
+}
+
+// The forward tokens at length L: the windows that are evaluated, L tokens each.
+double eval_tokens(const StudyConfig& c, const RunSpec& r, int64_t L) {
+  const double fit = std::floor((val_tokens(r) - 1) / static_cast<double>(L));
+  const double windows = c.eval_windows > 0 ? std::min<double>(c.eval_windows, fit) : fit;
+  return windows * static_cast<double>(L);
+}
+
+std::string millions(double tokens) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1fM", tokens / 1e6);
+  return b;
+}
+
+}  // namespace
+
+double planned_tokens(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
+  const int64_t T0 = r.train.model.block_size;
+  double tokens = static_cast<double>(r.train.steps * r.train.batch * T0) * 3 *
+                  forward_cost(c, r, T0);  // = steps x batch x T0 for the main network
+  for (const EvalSpec& e : p.evals) {
+    if (e.run != r.name) continue;
+    for (int64_t L : c.lens)
+      if (evaluates_at(r, L)) tokens += eval_tokens(c, r, L) * forward_cost(c, r, L);
+    tokens += 4 * eval_tokens(c, r, c.lens.back()) * forward_cost(c, r, T0);  // sliding window
+  }
+  if (!r.train.keep_steps.empty()) tokens += eval_tokens(c, r, T0) * forward_cost(c, r, T0);
+  return tokens;
+}
+
+Throughput study_throughput(const StudyConfig& c, const StudyPlan& p, double measured, int jobs) {
+  if (measured > 0) return {measured, "measured now"};
+  double sum = 0;
+  int n = 0;
+  for (const RunSpec& r : p.runs) {
+    const std::string log = c.run_dir(r.name) + "/log.csv";
+    if (r.task || !fs::exists(log)) continue;
+    try {
+      std::vector<LogRow> rows = read_log(log);
+      if (!rows.empty() && rows.back().step == r.train.steps) sum += rows.back().tokens_per_s, ++n;
+    } catch (const std::exception&) {
+    }
+  }
+  if (n > 0)
+    return {sum / n * std::max(jobs, 1),
+            "measured by " + std::to_string(n) + " finished runs in " + c.out};
+  return {c.assumed_tokens_per_s, "assumed (nothing measured)"};
+}
+
+std::string eta_text(const StudyConfig& c, const StudyPlan& p,
+                     const std::vector<const RunSpec*>& pending, const Throughput& t) {
+  double left = 0, all = 0;
+  for (const RunSpec* r : pending) left += planned_tokens(c, p, *r);
+  for (const RunSpec& r : p.runs) all += planned_tokens(c, p, r);
+  char b[512];
+  std::snprintf(b, sizeof b,
+                "expected time: %s for the %zu pending runs, %s for all %zu runs of the %s study "
+                "(planned: %s and %s training tokens of the main network, evaluations included; at "
+                "%.0f tokens/s, %s)\n",
+                format_duration(left / t.tokens_per_s).c_str(), pending.size(),
+                format_duration(all / t.tokens_per_s).c_str(), p.runs.size(),
+                study_size_name(c.size), millions(left).c_str(), millions(all).c_str(),
+                t.tokens_per_s, t.source.c_str());
+  return b;
+}
+
+}  // namespace poslab

@@ -1,0 +1,63 @@
+// tune.cpp — the learning-rate x batch-size tuning. See tune.h.
+#include "train/study/tune.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "train/study/runner.h"
+#include "train/study/schedule.h"
+#include "train/study/tables.h"
+#include "train/study/timing.h"
+
+namespace poslab {
+namespace {
+
+// One row of tuning.csv from a finished tuning run: its loss at T0 and its seconds (train and
+// eval stages).
+TuningRow tuning_row(const StudyConfig& c, const RunSpec& r, const EvalSpec& e) {
+  const int64_t T0 = r.train.model.block_size;
+  std::optional<EvalResult> res = read_eval(eval_path(c, e, T0), eval_windows(c, r, T0));
+  if (!res) fail("--tune: ", eval_path(c, e, T0), " is missing or unreadable");
+  const std::string dir = c.run_dir(r.name);
+  TuningRow row;
+  row.pe = e.pe;
+  row.lr = r.train.adam.lr;
+  row.batch = r.train.batch;
+  row.steps = r.train.steps;
+  row.tokens = r.train.steps * r.train.batch * T0;
+  row.val_loss = res->loss;
+  row.seconds = stage_seconds(dir, "train " + r.name) + stage_seconds(dir, "eval " + r.name);
+  return row;
+}
+
+}  // namespace
+
+TuneChoice tune_study(const StudyConfig& config) {
+  StudyConfig c = config;
+  c.lens = {c.ctx};  // the tuning runs are scored at T0 only
+  const StudyPlan p = tuning_plan(c);
+  prepare_study_data(c, p);
+  run_in_process(c, p, pending_runs(c, p));
+  std::vector<TuningRow> rows;
+  std::map<std::pair<double, int64_t>, std::vector<double>> by_pair;  // (lr, batch) -> losses
+  for (size_t i = 0; i < p.runs.size(); ++i) {
+    rows.push_back(tuning_row(c, p.runs[i], p.evals[i]));
+    const TuningRow& t = rows.back();
+    by_pair[{t.lr, t.batch}].push_back(t.val_loss);
+    std::printf("%-12s lr %-8g batch %-4ld %6ld steps  val loss %.4f  %.0f s\n", t.pe.c_str(), t.lr,
+                t.batch, t.steps, t.val_loss, t.seconds);
+  }
+  write_rows(c.out + "/tuning.csv", rows);
+  TuneChoice best{0, 0, INFINITY};
+  for (const auto& [pair, losses] : by_pair) {
+    double mean = 0;
+    for (double l : losses) mean += l / static_cast<double>(losses.size());
+    if (mean < best.mean_loss) best = {pair.first, pair.second, mean};
+  }
+  std::printf("choice: lr %g, batch %lld (mean val loss at T0 over the schemes %.4f); %s\n",
+              best.lr, (long long)best.batch, best.mean_loss, (c.out + "/tuning.csv").c_str());
+  return best;
+}
+
+}  // namespace poslab
