@@ -77,27 +77,74 @@ void masked_lm_runs(const StudyConfig& c, StudyPlan& p) {
   }
 }
 
-// 5. The tasks, every scheme: a small model trained on the task's own corpus.
+// 5. The tasks (tasks.h): every main scheme x every task x every task seed, a small model
+// (d 64, 2 layers, 4 heads, scaled embedding) trained with the answer objective on the task's
+// own corpus, then scored on a grid of test cells. Windows: unscramble 72 (its sentences take
+// at most 68 characters), reverse 32 (1..15 letters) tested up to 47 letters = 96 characters,
+// 3 windows; passkey 128 tested from 64 to 512 characters, 4 windows, at 5 depths.
+struct TaskSizes {
+  int64_t d, layers, heads, steps, batch, train_examples, n;
+  std::vector<int64_t> reverse_lens, passkey_lens;
+  std::vector<double> depths;
+};
+
+TaskSizes task_sizes(StudySize size) {
+  switch (size) {
+    case StudySize::full:  // calibrated: <= ~40 s per run on one thread (docs: tasks)
+      return {64,
+              2,
+              4,
+              600,
+              32,
+              20000,
+              100,
+              {16, 32, 48, 64, 96},
+              {64, 128, 256, 512},
+              {0, 0.25, 0.5, 0.75, 1}};
+    case StudySize::quick:  // seconds per run: the pipeline, not the numbers
+      return {64, 2, 4, 40, 16, 1000, 20, {32, 64}, {128, 256}, {0, 0.5, 1}};
+    case StudySize::tiny:  // a toy for the tests
+      break;
+  }
+  return {16, 1, 2, 3, 4, 40, 3, {32, 48}, {64, 160}, {0, 1}};
+}
+
+std::vector<TaskSpec> task_specs(const StudyConfig& c, const TaskSizes& z) {
+  std::vector<TaskSpec> ts{{"unscramble", 72, 0, 0, {72}, {}, 0, ""},
+                           {"reverse", 32, 0, 0, z.reverse_lens, {}, 0, ""},
+                           {"passkey", 128, 0, 0, z.passkey_lens, z.depths, 0, ""}};
+  for (TaskSpec& t : ts) {
+    t.train_examples = z.train_examples;
+    t.val_examples = std::max<int64_t>(64, z.train_examples / 20);
+    t.test_examples = z.n;
+    t.data = c.out + "/data/task_" + t.name;
+  }
+  return ts;
+}
+
 void task_runs(const StudyConfig& c, StudyPlan& p) {
-  const bool tiny = c.size == StudySize::tiny;
-  int64_t examples = tiny ? 4 : c.quick ? 50 : 200;
-  p.tasks = {{"reverse", 64, tiny ? 500 : 20000, {22}, examples, c.out + "/data/task_reverse"},
-             {"passkey", 128, tiny ? 200 : 6000,
-              tiny ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{128, 256, 512}, examples,
-              c.out + "/data/task_passkey"}};
+  const TaskSizes z = task_sizes(c.size);
+  p.tasks = task_specs(c, z);
   for (const TaskSpec& t : p.tasks)
-    for (const std::string& pe : p.pes) {
-      TrainOptions o = base_options(c, pe, 1);
-      o.data = t.data;
-      o.model.n_embd = 64, o.model.n_layer = 2, o.model.n_head = 4;
-      o.model.block_size = t.train_len;
-      o.model.max_len = o.model.pe == PeKind::learned ? 1024 : 0;
-      o.steps = c.task_steps;
-      o.batch = 32;
-      o.eval_every = std::max<int64_t>(1, o.steps / 10);
-      p.runs.push_back(run_spec(c, "task_" + t.name + "_" + pe, o, kTaskWeight));
-      p.runs.back().task = t;
-    }
+    for (const std::string& pe : p.pes)
+      for (uint64_t seed : c.task_seeds) {
+        TrainOptions o = base_options(c, pe, seed);
+        o.data = t.data;
+        o.objective = "answer";
+        o.model.n_embd = z.d, o.model.n_layer = z.layers, o.model.n_head = z.heads;
+        o.model.embedding = EmbeddingKind::scaled;
+        o.model.block_size = t.train_len;
+        // learned: a row for every position of the longest test (rows past T stay untrained)
+        o.model.max_len =
+            o.model.pe != PeKind::learned
+                ? 0
+                : std::max(t.train_len, *std::max_element(t.test_lens.begin(), t.test_lens.end()));
+        o.steps = z.steps, o.batch = z.batch;
+        o.eval_every = std::max<int64_t>(1, o.steps / 10);
+        std::string name = "task_" + t.name + "_" + pe + "_s" + std::to_string(seed);
+        p.runs.push_back(run_spec(c, name, o, kTaskWeight));
+        p.runs.back().task = t;
+      }
 }
 
 }  // namespace

@@ -98,16 +98,26 @@ MlmRow mlm_check(const StudyConfig& c, const RunSpec& r, const GPT& model,
   return {pe_name(r.train.model.pe), vl, diff};
 }
 
+// Every test cell of the run's task (each passkey length at each depth): n fresh examples,
+// the same for every scheme and seed (one fixed seed per cell), exact-match accuracy with its
+// Wilson interval.
 std::vector<TaskRow> task_scores(const RunSpec& r, const GPT& model) {
   const TaskSpec& t = *r.task;
   std::vector<std::string> vocab = load_vocab(t.data + "/vocab.json");
+  std::vector<double> depths = t.depths;
+  if (depths.empty()) depths = {NAN};  // not applicable: an empty cell in tasks.csv
   std::vector<TaskRow> rows;
-  const std::string pe = pe_name(r.train.model.pe);
-  for (int64_t len : t.test_lens) {
-    TaskScore sc = task_accuracy(model, vocab, t.name, len, t.test_examples, 1234);
-    rows.push_back({t.name, pe, t.train_len, len, sc.exact});
-    rows.push_back({t.name + " per character", pe, t.train_len, len, sc.per_char});
-  }
+  uint64_t cell_seed = 1000;  // the corpus is drawn from seed 7 (prepare_study_data)
+  for (int64_t len : t.test_lens)
+    for (double depth : depths) {
+      TaskScore sc =
+          task_accuracy(model, vocab, t.name, {len, depth}, t.test_examples, ++cell_seed);
+      Interval ci = wilson_interval(sc.correct, sc.n);
+      rows.push_back({t.name, pe_name(r.train.model.pe), static_cast<long>(r.train.seed),
+                      t.train_len, len, depth, sc.n, sc.correct,
+                      static_cast<double>(sc.correct) / static_cast<double>(sc.n), ci.low,
+                      ci.high});
+    }
   return rows;
 }
 
@@ -149,8 +159,8 @@ void prepare_study_data(const StudyConfig& c, const StudyPlan& p) {
   if (c.force || !fs::exists(c.data() + "/val.bin"))
     write_corpus(prepare_corpus("fortunes"), c.data());
   for (const TaskSpec& t : p.tasks)
-    if (c.force || !fs::exists(t.data + "/val.bin"))
-      write_corpus(build_corpus(task_text(t.name, t.lines, t.train_len, 7)), t.data);
+    if (c.force || !fs::exists(t.data + "/val.mask"))  // written last
+      write_task_corpus(t.name, t.train_len, t.train_examples, t.val_examples, 7, t.data);
 }
 
 bool run_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {

@@ -7,7 +7,7 @@
 //   train_seconds.txt            wall time of the training, in seconds
 //   eval_<scaling>_<L>.json      each evaluation of StudyPlan::evals (EvalResult::json)
 //   mlm.csv                      masked-LM runs: loss on fixed masks, shuffle check (tables.h)
-//   tasks.csv                    task runs: accuracy at each test length (tables.h)
+//   tasks.csv                    task runs: accuracy at each test cell, length x depth (tables.h)
 // A finished run, and each of these files, is reused when the study is run again, unless
 // StudyConfig::force.
 #pragma once

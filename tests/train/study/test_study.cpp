@@ -25,11 +25,11 @@ TEST_CASE("the study plan names each run once, in the order of the tables", "[st
     CHECK(names.insert(r.name).second);
     CHECK(r.train.out == c.run_dir(r.name));
   }
-  // 6 schemes x 2 seeds, 2 theta ablations, 2 masked LMs, 2 tasks x 6 schemes
-  CHECK(p.runs.size() == 28);
+  // 6 schemes x 2 seeds, 2 theta ablations, 2 masked LMs, 3 tasks x 6 schemes x 2 task seeds
+  CHECK(p.runs.size() == 52);
   CHECK(p.runs.front().name == "none_s1");
   CHECK(p.runs[12].name == "rope_theta10");
-  CHECK(p.runs.back().name == "task_passkey_t5");
+  CHECK(p.runs.back().name == "task_passkey_t5_s2");
   for (const std::string& pe : p.pes) {  // every scheme's main run, found by its name
     const RunSpec& r = p.run(main_run_name(pe, c.seeds.front()));
     CHECK(pe_name(r.train.model.pe) == pe);
@@ -94,7 +94,7 @@ TEST_CASE(
   REQUIRE(sh(bin + " experiments --tiny --jobs 1 --out " + one + " > /dev/null") == 0);
   REQUIRE(sh(bin + " experiments --tiny --jobs 2 --out " + three + " > /dev/null") == 0);
   REQUIRE(sh(bin + " experiments --tiny --out " + two + " --plan > " + d.file("plan.txt")) == 0);
-  REQUIRE(read_file(d.file("plan.txt")).find("--job task_passkey_alibi") != std::string::npos);
+  REQUIRE(read_file(d.file("plan.txt")).find("--job task_passkey_alibi_s1") != std::string::npos);
   REQUIRE(sh("xargs -P 2 -I{} sh -c '{} 2> /dev/null' < " + d.file("plan.txt")) == 0);
   REQUIRE(sh(bin + " experiments --tiny --out " + two + " --plan > " + d.file("left.txt")) == 0);
   CHECK(read_file(d.file("left.txt")).empty());  // nothing pending
