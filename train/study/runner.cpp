@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "data/answer_mask.h"
 #include "data/atomic_file.h"
 #include "data/corpus.h"
 #include "data/json.h"
@@ -121,6 +122,20 @@ std::vector<TaskRow> task_scores(const RunSpec& r, const GPT& model) {
   return rows;
 }
 
+// A task corpus made earlier is reused when it is complete (val.mask is written last) and of
+// this plan's shape: as many examples, of train_len + 1 tokens.
+bool task_corpus_ready(const TaskSpec& t) {
+  const std::string mask = t.data + "/val.mask";
+  if (!fs::exists(mask) || !fs::exists(t.data + "/train.bin")) return false;
+  try {
+    const int64_t E = t.train_len + 1;
+    return load_answer_mask(mask, t.val_examples * E).example_len == E &&
+           static_cast<int64_t>(fs::file_size(t.data + "/train.bin")) == 2 * t.train_examples * E;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 std::string eval_path(const StudyConfig& c, const EvalSpec& e, int64_t L) {
@@ -159,7 +174,7 @@ void prepare_study_data(const StudyConfig& c, const StudyPlan& p) {
   if (c.force || !fs::exists(c.data() + "/val.bin"))
     write_corpus(prepare_corpus("fortunes"), c.data());
   for (const TaskSpec& t : p.tasks)
-    if (c.force || !fs::exists(t.data + "/val.mask"))  // written last
+    if (c.force || !task_corpus_ready(t))
       write_task_corpus(t.name, t.train_len, t.train_examples, t.val_examples, 7, t.data);
 }
 

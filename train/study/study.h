@@ -51,6 +51,7 @@ struct StudyConfig {
 struct TaskSpec {
   std::string name;       // unscramble | reverse | passkey
   int64_t train_len = 0;  // the training window T: examples of at most T characters
+  int64_t steps = 0;      // training steps of each of its runs
   int64_t train_examples = 0, val_examples = 0;  // the corpus, one example per window
   std::vector<int64_t> test_lens;                // example lengths tested (characters)
   std::vector<double> depths;                    // passkey: every depth at every length

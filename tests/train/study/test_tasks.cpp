@@ -12,6 +12,7 @@
 #include "data/answer_mask.h"
 #include "data/corpus.h"
 #include "tests/support/temp_dir.h"
+#include "train/study/study.h"
 
 using namespace poslab;
 using Catch::Contains;
@@ -179,4 +180,30 @@ TEST_CASE("Wilson's 95% interval: hand-computed values", "[study]") {
   near(wilson_interval(37, 50), 0.604468, 0.841285);
   near(wilson_interval(0, 0), 0, 1);
   REQUIRE_THROWS_WITH(wilson_interval(11, 10), Contains("0 <= correct <= n"));
+}
+
+TEST_CASE("the plan's task runs: every scheme x task x task seed, tests past the window",
+          "[study]") {
+  const StudyConfig c = study_config(StudySize::full);
+  const StudyPlan p = study_plan(c);
+  REQUIRE(p.tasks.size() == task_names().size());
+  size_t runs = 0;
+  for (const RunSpec& r : p.runs) {
+    if (!r.task) continue;
+    ++runs;
+    const TaskSpec& t = *r.task;
+    const std::string pe = pe_name(r.train.model.pe);
+    REQUIRE(r.name == "task_" + t.name + "_" + pe + "_s" + std::to_string(r.train.seed));
+    REQUIRE(r.train.objective == "answer");
+    REQUIRE(r.train.data == t.data);
+    REQUIRE(r.train.model.block_size == t.train_len);
+    REQUIRE(r.train.model.embedding == EmbeddingKind::scaled);
+    const int64_t longest = *std::max_element(t.test_lens.begin(), t.test_lens.end());
+    if (pe == "learned") REQUIRE(r.train.model.max_len >= longest);
+    if (t.name != "unscramble") REQUIRE(longest >= 3 * t.train_len);  // past the window
+    if (t.name == "passkey") REQUIRE(t.depths == std::vector<double>{0, 0.25, 0.5, 0.75, 1});
+    if (t.name == "unscramble") REQUIRE(t.train_len >= 68);
+  }
+  REQUIRE(runs == task_names().size() * p.pes.size() * c.task_seeds.size());
+  REQUIRE(c.task_seeds.size() == 2);
 }
