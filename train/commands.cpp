@@ -56,7 +56,9 @@ static std::vector<FlagSpec> train_flags() {
           {"causal", "true|false  causal mask (default true)", true},
           {"embedding",
            "gpt2|scaled  token vectors as GPT-2 (std 0.02) or scaled by sqrt(d) (default gpt2)"},
-          {"objective", "lm|mlm  next-token or masked-LM training (default lm)"},
+          {"objective",
+           "lm|mlm|answer  next-token, masked-LM, or answer-only training on a task corpus "
+           "(default lm)"},
           {"eval-every", "N  steps between val evaluations and checkpoints (default steps/10)"},
           {"stop-after", "N  pause after step N (checkpoint, exit); continue with --resume"},
           {"device", "cpu|cuda (default cpu)"},
@@ -112,7 +114,7 @@ TrainOptions train_options(const Args& a) {
   positional_options(a, o.model);
   o.model.causal = a.boolean("causal", true);
   o.model.embedding = parse_embedding(a.choice("embedding", "gpt2", embedding_names()));
-  o.objective = a.choice("objective", "lm", {"lm", "mlm"});
+  o.objective = a.choice("objective", "lm", {"lm", "mlm", "answer"});
   o.eval_every = a.integer("eval-every", -1, 1, 100000000);
   o.stop_after = a.integer("stop-after", 0, 1, 100000000);
   o.resume = a.boolean("resume", false);

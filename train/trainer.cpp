@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 
+#include "data/answer_mask.h"
 #include "data/atomic_file.h"
 #include "data/corpus.h"
 #include "train/checkpoint.h"
@@ -113,6 +114,24 @@ std::string kept_model_path(const std::string& out, int64_t step) {
   return out + "/model_step" + std::to_string(step) + ".safetensors";
 }
 
+Batch sample_answer_batch(const std::vector<uint16_t>& tokens, const std::vector<uint8_t>& marks,
+                          int64_t B, int64_t T, Generator& gen) {
+  const int64_t E = T + 1, n = static_cast<int64_t>(tokens.size()) / E;
+  if (n == 0 || static_cast<int64_t>(marks.size()) != n * E)
+    fail("train: expected a split of whole examples of --ctx + 1 = ", E, " tokens with a mark ",
+         "per token, but got ", tokens.size(), " tokens and ", marks.size(), " marks");
+  Batch b{{std::vector<int32_t>(B * T), {B, T}}, {std::vector<int32_t>(B * T), {B, T}}};
+  for (int64_t i = 0; i < B; ++i) {
+    const int64_t o = static_cast<int64_t>(gen.next_u64() % static_cast<uint64_t>(n)) * E;
+    for (int64_t t = 0; t < T; ++t) {
+      b.x.data[i * T + t] = tokens[o + t];
+      // the target of input position t is token t+1 of the example: kept only on the answer
+      b.y.data[i * T + t] = marks[o + t + 1] == mark_answer ? tokens[o + t + 1] : -1;
+    }
+  }
+  return b;
+}
+
 void validate(const TrainOptions& o) {
   if (o.steps <= 0) fail("--steps: expected a positive number of steps, but got ", o.steps);
   if (o.batch <= 0) fail("--batch: expected a positive batch size, but got ", o.batch);
@@ -120,8 +139,12 @@ void validate(const TrainOptions& o) {
     fail("--ctx: expected a positive context length, but got ", o.model.block_size);
   if (!(o.adam.lr > 0) || !std::isfinite(o.adam.lr))
     fail("--lr: expected a positive learning rate, but got ", o.adam.lr);
-  if (o.objective != "lm" && o.objective != "mlm")
-    fail("--objective: expected lm|mlm, but got '", o.objective, "'");
+  if (o.objective != "lm" && o.objective != "mlm" && o.objective != "answer")
+    fail("--objective: expected lm|mlm|answer, but got '", o.objective, "'");
+  if (o.objective == "answer" && !o.model.causal)
+    fail(
+        "--causal false with --objective answer: without the mask every position sees the "
+        "answer it is asked for; train task corpora causal");
   if (o.objective == "lm" && !o.model.causal)
     fail(
         "--causal false: next-token training without a mask is ill-posed (each position sees its "
@@ -139,16 +162,38 @@ void validate(const TrainOptions& o) {
 
 namespace {
 
-// The split tokens of the corpus; for mlm the vocabulary gains one id, the mask token.
+// The split tokens of the corpus; for mlm the vocabulary gains one id, the mask token; for
+// answer each split has its answer marks (data/answer_mask.h).
 struct TrainData {
   std::vector<uint16_t> train, val;
   int32_t mask_id = 0;
+  std::vector<uint8_t> train_marks, val_marks;
 };
+
+// answer: <data>/<split>.mask must exist and hold examples of exactly --ctx + 1 tokens.
+std::vector<uint8_t> load_marks(const TrainOptions& o, const char* split, size_t n_tokens) {
+  const std::string path = o.data + "/" + split + ".mask";
+  if (!fs::exists(path))
+    fail("--objective answer: ", path,
+         " does not exist; it needs a task corpus, whose splits carry an answer mask "
+         "(docs/formats.md)");
+  AnswerMask m = load_answer_mask(path, n_tokens);
+  if (m.example_len != o.model.block_size + 1)
+    fail("--ctx ", o.model.block_size, ": the examples of ", path, " are ", m.example_len,
+         " tokens long, so train with --ctx ", m.example_len - 1);
+  return std::move(m.marks);
+}
 
 TrainData load_train_data(TrainOptions& o) {
   std::vector<std::string> vocab = load_vocab(o.data + "/vocab.json");
-  TrainData d{load_tokens(o.data + "/train.bin", vocab.size()),
-              load_tokens(o.data + "/val.bin", vocab.size()), static_cast<int32_t>(vocab.size())};
+  TrainData d;
+  d.train = load_tokens(o.data + "/train.bin", vocab.size());
+  d.val = load_tokens(o.data + "/val.bin", vocab.size());
+  d.mask_id = static_cast<int32_t>(vocab.size());
+  if (o.objective == "answer") {
+    d.train_marks = load_marks(o, "train", d.train.size());
+    d.val_marks = load_marks(o, "val", d.val.size());
+  }
   o.model.vocab_size = static_cast<int64_t>(vocab.size()) + (o.objective == "mlm" ? 1 : 0);
   return d;
 }
@@ -193,6 +238,7 @@ class Trainer {
  private:
   std::string path(const char* file) const { return o_.out + "/" + file; }
   void checkpoint(int64_t step);
+  Batch sample(bool val, Generator& gen) const;  // a batch of the train or the val split
   double val_loss();
   double step(int64_t step, double lr);  // one update; returns its loss
 
@@ -240,21 +286,29 @@ void Trainer::checkpoint(int64_t step) {
   save_checkpoint(model_, step, path("model.safetensors"));
 }
 
+Batch Trainer::sample(bool val, Generator& gen) const {
+  const std::vector<uint16_t>& tokens = val ? data_.val : data_.train;
+  if (o_.objective == "answer")
+    return sample_answer_batch(tokens, val ? data_.val_marks : data_.train_marks, o_.batch,
+                               o_.model.block_size, gen);
+  return sample_batch(tokens, o_.batch, o_.model.block_size, gen, o_.objective, o_.mask_frac,
+                      data_.mask_id);
+}
+
+// The mean loss over fixed val batches: for answer, over their answer tokens only.
 double Trainer::val_loss() {
   NoGrad ng;
   Generator eg(o_.seed + 7);  // the same val batches every time
   double s = 0;
   for (int64_t i = 0; i < o_.eval_batches; ++i) {
-    Batch b = sample_batch(data_.val, o_.batch, o_.model.block_size, eg, o_.objective, o_.mask_frac,
-                           data_.mask_id);
+    Batch b = sample(true, eg);
     s += model_.loss(b.x, b.y).item();
   }
   return s / o_.eval_batches;
 }
 
 double Trainer::step(int64_t step, double lr) {
-  Batch b = sample_batch(data_.train, o_.batch, o_.model.block_size, gen_, o_.objective,
-                         o_.mask_frac, data_.mask_id);
+  Batch b = sample(false, gen_);
   zero_grad(params_);
   Tensor loss = model_.loss(b.x, b.y);
   double l = loss.item();

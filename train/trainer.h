@@ -1,8 +1,10 @@
 // trainer.h — `poslab train`: the training loop.
 //
 // Each step: sample B windows of T+1 tokens from train.bin (seeded), forward, backward,
-// clip the global grad norm, AdamW with warmup + cosine lr. Every eval_every steps: the
-// mean loss over a fixed set of val batches, a row in log.csv, and a checkpoint.
+// clip the global grad norm, AdamW with warmup + cosine lr. (With the answer objective a
+// window is one whole example of a task corpus, and only its answer tokens are predicted.) Every
+// eval_every steps: the mean loss over a fixed set of val batches, a row in log.csv, and a
+// checkpoint.
 //
 // A run directory holds
 //   model.safetensors   the model (docs/formats.md), written atomically
@@ -41,8 +43,9 @@ struct TrainOptions {
   bool force = false;
   int64_t stop_after = 0;           // >0: pause after this step (checkpoint, exit) — for tests
   std::vector<int64_t> keep_steps;  // after each of these steps: model_step<N>.safetensors
-  std::string objective =
-      "lm";                 // lm (next token) | mlm (masked-LM, the study's masked-LM ablation)
+  // lm (next token) | mlm (masked-LM, the study's masked-LM ablation) | answer (a task corpus
+  // with an answer mask, data/answer_mask.h: one example per window, loss on its answer only)
+  std::string objective = "lm";
   double mask_frac = 0.15;  // mlm: share of input tokens replaced by the mask token
   bool quiet = false;       // no progress output
 };
@@ -68,5 +71,10 @@ struct Batch {
 // elsewhere (ignored by the loss).
 Batch sample_batch(const std::vector<uint16_t>& tokens, int64_t B, int64_t T, Generator& gen,
                    const std::string& objective, double mask_frac, int32_t mask_id);
+// answer: B examples of a task corpus, each drawn uniformly from the E = T+1 token examples
+// of the split and read from its start (aligned): x[b] = example[0, T), y[b] = example[1, T+1)
+// where marks says answer (1), -1 elsewhere (ignored by the loss). One draw of gen per example.
+Batch sample_answer_batch(const std::vector<uint16_t>& tokens, const std::vector<uint8_t>& marks,
+                          int64_t B, int64_t T, Generator& gen);
 
 }  // namespace poslab

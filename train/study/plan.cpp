@@ -99,23 +99,102 @@ void masked_lm_runs(const StudyConfig& c, StudyPlan& p) {
     }
 }
 
-// 5. The tasks, every scheme: a small model trained on the task's own corpus.
+// 5. The tasks (tasks.h): every main scheme x every task x every task seed, a small model
+// (d 64, 2 layers, 4 heads, scaled embedding) trained with the answer objective on the task's
+// own corpus, then scored on a grid of test cells. Windows: unscramble 72 (its sentences take
+// at most 68 characters); reverse 32 (1..15 letters), tested up to 47 letters = 96 characters,
+// 3 windows; passkey 64, tested from 48 to 256 characters (4 windows) at 5 depths.
+struct TaskSizes {
+  int64_t d, layers, heads, batch, train_examples, n;
+  double lr;
+  int64_t unscramble_steps, reverse_steps, passkey_steps;
+  std::vector<int64_t> reverse_lens, passkey_lens;
+  std::vector<double> depths;
+};
+
+TaskSizes task_sizes(StudySize size) {
+  switch (size) {
+    case StudySize::full:
+      // Calibrated with OMP_NUM_THREADS=1 (CPU seconds, on a loaded 2-core machine), rope:
+      // unscramble 1300 steps 28 s, exact match 0.97 at T; reverse 2000 steps 19 s, 0.97 at 16
+      // and 32 characters; passkey 2400 steps 42 s, 0.90-1.00 at 48 and at 64 from depth 0.5
+      // (0.42 at depth 0). Fewer steps left passkey unlearned (1000 steps at T = 128: 0.00;
+      // 2000 at T = 64: 0.6-0.75), as did lr 1e-2. All 36 runs: ~18 CPU-minutes, 9 on 2 cores.
+      return {.d = 64,
+              .layers = 2,
+              .heads = 4,
+              .batch = 32,
+              .train_examples = 40000,
+              .n = 200,
+              .lr = 3e-3,
+              .unscramble_steps = 1300,
+              .reverse_steps = 2000,
+              .passkey_steps = 2400,
+              .reverse_lens = {16, 32, 48, 64, 96},
+              .passkey_lens = {48, 64, 96, 128, 256},
+              .depths = {0, 0.25, 0.5, 0.75, 1}};
+    case StudySize::quick:  // seconds per run: the pipeline, not the numbers
+      return {.d = 64,
+              .layers = 2,
+              .heads = 4,
+              .batch = 16,
+              .train_examples = 1000,
+              .n = 20,
+              .lr = 3e-3,
+              .unscramble_steps = 30,
+              .reverse_steps = 30,
+              .passkey_steps = 30,
+              .reverse_lens = {32, 64},
+              .passkey_lens = {64, 128},
+              .depths = {0, 0.5, 1}};
+    case StudySize::tiny:  // a toy for the tests
+      break;
+  }
+  return {.d = 16,
+          .layers = 1,
+          .heads = 2,
+          .batch = 4,
+          .train_examples = 40,
+          .n = 3,
+          .lr = 3e-3,
+          .unscramble_steps = 3,
+          .reverse_steps = 3,
+          .passkey_steps = 3,
+          .reverse_lens = {32, 48},
+          .passkey_lens = {64, 96},
+          .depths = {0, 1}};
+}
+
+std::vector<TaskSpec> task_specs(const StudyConfig& c, const TaskSizes& z) {
+  std::vector<TaskSpec> ts{{"unscramble", 72, z.unscramble_steps, 0, 0, {72}, {}, 0, ""},
+                           {"reverse", 32, z.reverse_steps, 0, 0, z.reverse_lens, {}, 0, ""},
+                           {"passkey", 64, z.passkey_steps, 0, 0, z.passkey_lens, z.depths, 0, ""}};
+  for (TaskSpec& t : ts) {
+    t.train_examples = z.train_examples;
+    t.val_examples = std::max<int64_t>(64, z.train_examples / 20);
+    t.test_examples = z.n;
+    t.data = c.corpus_dir("task_" + t.name);
+  }
+  return ts;
+}
+
 void task_runs(const StudyConfig& c, StudyPlan& p) {
-  const bool tiny = c.size == StudySize::tiny;
-  int64_t examples = tiny ? 4 : c.quick ? 50 : 200;
-  p.tasks = {{"reverse", 64, tiny ? 500 : 20000, {22}, examples, c.corpus_dir("task_reverse")},
-             {"passkey", 128, tiny ? 200 : 6000,
-              tiny ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{128, 256, 512}, examples,
-              c.corpus_dir("task_passkey")}};
+  const TaskSizes z = task_sizes(c.size);
+  p.tasks = task_specs(c, z);
   for (const TaskSpec& t : p.tasks)
     for (const std::string& pe : p.pes)
       for (uint64_t seed : first_seeds(c.task_seeds)) {
         TrainOptions o = base_options(c, "task_" + t.name, pe, seed);
-        o.model.n_embd = 64, o.model.n_layer = 2, o.model.n_head = 4;
+        o.objective = "answer";
+        o.model.n_embd = z.d, o.model.n_layer = z.layers, o.model.n_head = z.heads;
+        o.model.embedding = EmbeddingKind::scaled;
         o.model.block_size = t.train_len;
-        o.model.max_len = o.model.pe == PeKind::learned ? 1024 : 0;
-        o.steps = c.task_steps;
-        o.batch = 32;
+        // learned: a row for every position of the longest test (rows past T stay untrained)
+        o.model.max_len =
+            o.model.pe != PeKind::learned
+                ? 0
+                : std::max(t.train_len, *std::max_element(t.test_lens.begin(), t.test_lens.end()));
+        o.steps = t.steps, o.batch = z.batch, o.adam.lr = z.lr;
         o.eval_every = std::max<int64_t>(1, o.steps / 10);
         p.runs.push_back(run_spec(c, task_run_name(t.name, pe, seed), "task_" + t.name, o));
         p.runs.back().task = t;

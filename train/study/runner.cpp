@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "data/answer_mask.h"
 #include "data/atomic_file.h"
 #include "data/corpus.h"
 #include "data/json.h"
@@ -101,19 +102,26 @@ MlmRow mlm_check(const RunSpec& r, const GPT& model, const std::vector<uint16_t>
   return {r.name, pe_name(r.train.model.pe), static_cast<long>(r.train.seed), vl, diff};
 }
 
-// STAND-IN (plan branch, #15): the task scores in the v2 columns, so that this branch builds;
-// the tasks branch replaces this function (exact match per example, Wilson interval).
+// Every test cell of the run's task (each passkey length at each depth): n fresh examples,
+// the same for every scheme and seed (one fixed seed per cell), exact-match accuracy with its
+// Wilson interval.
 std::vector<TaskRow> task_scores(const RunSpec& r, const GPT& model) {
   const TaskSpec& t = *r.task;
   std::vector<std::string> vocab = load_vocab(t.data + "/vocab.json");
+  std::vector<double> depths = t.depths;
+  if (depths.empty()) depths = {NAN};  // not applicable: an empty cell in tasks.csv
   std::vector<TaskRow> rows;
-  const std::string pe = pe_name(r.train.model.pe);
-  for (int64_t len : t.test_lens) {
-    TaskScore sc = task_accuracy(model, vocab, t.name, len, t.test_examples, 1234);
-    const long n = static_cast<long>(t.test_examples);
-    rows.push_back({t.name, pe, static_cast<long>(r.train.seed), t.train_len, len, NAN, n,
-                    std::lround(sc.exact * n), sc.exact, NAN, NAN});
-  }
+  uint64_t cell_seed = 1000;  // the corpus is drawn from seed 7 (prepare_study_data)
+  for (int64_t len : t.test_lens)
+    for (double depth : depths) {
+      TaskScore sc =
+          task_accuracy(model, vocab, t.name, {len, depth}, t.test_examples, ++cell_seed);
+      Interval ci = wilson_interval(sc.correct, sc.n);
+      rows.push_back({t.name, pe_name(r.train.model.pe), static_cast<long>(r.train.seed),
+                      t.train_len, len, depth, sc.n, sc.correct,
+                      static_cast<double>(sc.correct) / static_cast<double>(sc.n), ci.low,
+                      ci.high});
+    }
   return rows;
 }
 
@@ -175,9 +183,18 @@ void evaluate_all(const StudyConfig& c, const StudyPlan& p, const RunSpec& r, GP
   record_stage(dir, "eval " + r.name, seconds_since(t0), c.force);
 }
 
-// The task corpus of `t` (tasks.h): task lines of the training length.
-Corpus task_corpus(const TaskSpec& t) {
-  return build_corpus(task_text(t.name, t.lines, t.train_len, 7));
+// A task corpus made earlier is reused when it is complete (val.mask is written last) and of
+// this plan's shape: as many examples, of train_len + 1 tokens.
+bool task_corpus_ready(const TaskSpec& t) {
+  const std::string mask = t.data + "/val.mask";
+  if (!fs::exists(mask) || !fs::exists(t.data + "/train.bin")) return false;
+  try {
+    const int64_t E = t.train_len + 1;
+    return load_answer_mask(mask, t.val_examples * E).example_len == E &&
+           static_cast<int64_t>(fs::file_size(t.data + "/train.bin")) == 2 * t.train_examples * E;
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 }  // namespace
@@ -228,13 +245,17 @@ std::optional<EvalResult> read_eval(const std::string& path, int64_t windows) {
 void prepare_study_data(const StudyConfig& c, const StudyPlan& p) {
   for (const std::string& corpus : p.corpora()) {
     const std::string dir = c.corpus_dir(corpus);
-    if (!c.force && fs::exists(dir + "/val.bin")) continue;
-    std::fprintf(stderr, "prepare %s -> %s\n", corpus.c_str(), dir.c_str());
-    auto t0 = std::chrono::steady_clock::now();
     const TaskSpec* task = nullptr;
     for (const TaskSpec& t : p.tasks)
       if (t.data == dir) task = &t;
-    write_corpus(task ? task_corpus(*task) : prepare_corpus(corpus), dir);
+    if (!c.force && (task ? task_corpus_ready(*task) : fs::exists(dir + "/val.bin"))) continue;
+    std::fprintf(stderr, "prepare %s -> %s\n", corpus.c_str(), dir.c_str());
+    auto t0 = std::chrono::steady_clock::now();
+    if (task)  // examples drawn from seed 7; the test cells use other seeds (task_scores)
+      write_task_corpus(task->name, task->train_len, task->train_examples, task->val_examples, 7,
+                        dir);
+    else
+      write_corpus(prepare_corpus(corpus), dir);
     record_stage(dir, "prepare " + corpus, seconds_since(t0), true);
   }
 }

@@ -8,7 +8,7 @@
 //   eval_<scaling>_<L>.json      each evaluation of StudyPlan::evals (EvalResult::json)
 //   eval_step<N>_<T0>.json       that kept model at T0 over the same val windows (last20_gain)
 //   mlm.csv                      masked-LM runs: loss on fixed masks, shuffle check (tables.h)
-//   tasks.csv                    task runs: accuracy at each test length (tables.h)
+//   tasks.csv                    task runs: accuracy at each test cell, length x depth (tables.h)
 //   timing.csv                   the seconds of each stage that computed something: train,
 //                                eval, tasks (timing.h)
 // A finished run, and each of these files, is reused when the study is run again, unless

@@ -77,13 +77,16 @@ struct StudyConfig {
   std::string run_dir(const std::string& run) const { return out + "/runs/" + run; }
 };
 
-// A synthetic task (tasks.h): its corpus, training length and test lengths.
+// A synthetic task (tasks.h): its corpus, training window and test grid.
 struct TaskSpec {
-  std::string name;                  // reverse | passkey
-  int64_t train_len = 0, lines = 0;  // corpus: `lines` lines of train_len characters
-  std::vector<int64_t> test_lens;
-  int64_t test_examples = 0;
-  std::string data;  // the prepared task corpus
+  std::string name;       // unscramble | reverse | passkey
+  int64_t train_len = 0;  // the training window T: examples of at most T characters
+  int64_t steps = 0;      // training steps of each of its runs
+  int64_t train_examples = 0, val_examples = 0;  // the corpus, one example per window
+  std::vector<int64_t> test_lens;                // example lengths tested (characters)
+  std::vector<double> depths;                    // passkey: every depth at every length
+  int64_t test_examples = 0;                     // n fresh examples per cell
+  std::string data;                              // the prepared task corpus
 };
 
 // One model to train and what to measure on it besides the evaluations of StudyPlan::evals.
