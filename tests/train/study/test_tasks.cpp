@@ -204,6 +204,6 @@ TEST_CASE("the plan's task runs: every scheme x task x task seed, tests past the
     if (t.name == "passkey") REQUIRE(t.depths == std::vector<double>{0, 0.25, 0.5, 0.75, 1});
     if (t.name == "unscramble") REQUIRE(t.train_len >= 68);
   }
-  REQUIRE(runs == task_names().size() * p.pes.size() * c.task_seeds.size());
-  REQUIRE(c.task_seeds.size() == 2);
+  REQUIRE(runs == task_names().size() * p.pes.size() * static_cast<size_t>(c.task_seeds));
+  REQUIRE(c.task_seeds == 2);
 }
