@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "tensor/sgemm.h"
+#include "tensor/sgemm_transpose.h"
 
 namespace poslab::kernel {
 
@@ -36,23 +37,9 @@ __attribute__((target("avx512f"))) void pack_b_panel(const float* B, bool tb, in
     }
     return;
   }
-  // B^T stored (N,K): op(B)[k, j] = B[j*ldb + k]; one gather fetches 16 columns of a row k.
-  if (ldb > (int64_t(1) << 26)) {  // gather offsets are 32-bit: 15*ldb must fit, else scalar
-    for (int64_t k = 0; k < kc; ++k)
-      for (int64_t j = 0; j < NR; ++j) dst[k * NR + j] = j < w ? B[(j0 + j) * ldb + pc + k] : 0.f;
-    return;
-  }
-  const __m512i idx =
-      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                         _mm512_set1_epi32(static_cast<int>(ldb)));
-  const float* col0 = B + j0 * ldb + pc;
-  const float* col16 = B + (j0 + 16) * ldb + pc;
-  const __m512 zero = _mm512_setzero_ps();
-  for (int64_t k = 0; k < kc; ++k) {
-    _mm512_storeu_ps(dst + k * NR, _mm512_mask_i32gather_ps(zero, m0, idx, col0 + k, 4));
-    _mm512_storeu_ps(dst + k * NR + 16,
-                     m1 ? _mm512_mask_i32gather_ps(zero, m1, idx, col16 + k, 4) : zero);
-  }
+  // B^T stored (N,K): four 8 x 8 register transposes per 8 values of k (gathers, one load
+  // per element, made this the step's second-largest function)
+  pack_bt_panel(B, ldb, pc, kc, j0, w, NR, dst);
 }
 
 // The 12 x 32 micro-kernel:  acc = sum_k a[0:12, k] b[k, 0:32]  (an outer product per k),
