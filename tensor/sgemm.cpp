@@ -103,8 +103,9 @@ void pack_panel(const Product& p, int64_t pc, int64_t jp, float* bp) {
 }
 
 // The C tiles [t0, t1) (tile t = strip t / panels, panel t % panels) of k-block pc, against
-// the packed panels bp.
-void run_tiles(const Product& p, int64_t pc, const float* bp, int64_t t0, int64_t t1) {
+// packed panels of B: panel jp at bp + jp*panel_stride, row k of it at k*NR.
+void run_tiles(const Product& p, int64_t pc, const float* bp, int64_t panel_stride, int64_t t0,
+               int64_t t1) {
   const int64_t MR = p.uk.mr, NR = p.uk.nr, panels = p.panels(), kc = std::min(KC, p.K - pc);
   const float beta = pc == 0 ? p.beta : 1.f;  // later k-blocks accumulate onto C
   std::vector<float>& ap = a_buffer();
@@ -126,7 +127,7 @@ void run_tiles(const Product& p, int64_t pc, const float* bp, int64_t t0, int64_
         a = ap.data(), rs = 1, cs = MR;
       }
     }
-    p.uk.micro(kc, a, rs, cs, bp + jp * NR * kc, p.alpha, beta, p.C + r * p.ldc + c, p.ldc,
+    p.uk.micro(kc, a, rs, cs, bp + jp * panel_stride, p.alpha, beta, p.C + r * p.ldc + c, p.ldc,
                std::min(MR, p.M - r), std::min(NR, p.N - c));
   }
 }
@@ -173,7 +174,7 @@ void sgemm(const SgemmKernel& uk, bool ta, bool tb, int64_t M, int64_t N, int64_
   if (omp_in_parallel() || M * N * K < (int64_t(1) << 18) || omp_get_max_threads() == 1) {
     for (int64_t pc = 0; pc < K; pc += KC) {
       for (int64_t jp = 0; jp < p.panels(); ++jp) pack_panel(p, pc, jp, bpd);
-      run_tiles(p, pc, bpd, 0, tiles);
+      run_tiles(p, pc, bpd, uk.nr * std::min(KC, K - pc), 0, tiles);
     }
     return;
   }
@@ -187,12 +188,33 @@ void sgemm(const SgemmKernel& uk, bool ta, bool tb, int64_t M, int64_t N, int64_
     for (int64_t pc = 0; pc < K; pc += KC) {
 #pragma omp for schedule(static)
       for (int64_t jp = 0; jp < p.panels(); ++jp) pack_panel(p, pc, jp, bpd);
-      run_tiles(p, pc, bpd, tiles * id / nt, tiles * (id + 1) / nt);
+      run_tiles(p, pc, bpd, uk.nr * std::min(KC, K - pc), tiles * id / nt, tiles * (id + 1) / nt);
       if (pc + KC < K) {
 #pragma omp barrier
       }  // the next block repacks B only once every tile of this one is done
     }
   }
+}
+
+int64_t sgemm_packed_floats(const SgemmKernel& uk, int64_t K, int64_t N) {
+  return (N + uk.nr - 1) / uk.nr * uk.nr * K;
+}
+
+void sgemm_pack(const SgemmKernel& uk, bool tb, int64_t K, int64_t N, const float* B, int64_t ldb,
+                float* dst) {
+  for (int64_t jp = 0; jp * uk.nr < N; ++jp)
+    uk.pack_b(B, tb, ldb, 0, K, jp * uk.nr, N, dst + jp * uk.nr * K);
+}
+
+void sgemm_prepacked(const SgemmKernel& uk, bool ta, int64_t M, int64_t n, int64_t kc, float alpha,
+                     const float* A, int64_t lda, const PackedB& b, float beta, float* C,
+                     int64_t ldc) {
+  if (M <= 0 || n <= 0) return;
+  if (kc <= 0) return scale_c(M, n, beta, C, ldc);
+  const Product p{uk, ta, false, M, n, kc, alpha, A, lda, nullptr, 0, beta, C, ldc};
+  // the same k-blocks as sgemm, so the same sums in the same order: identical results
+  for (int64_t pc = 0; pc < kc; pc += KC)
+    run_tiles(p, pc, b.data + pc * uk.nr, uk.nr * b.K, 0, p.strips() * p.panels());
 }
 
 }  // namespace poslab::kernel

@@ -40,4 +40,22 @@ void sgemm(const SgemmKernel& uk, bool trans_a, bool trans_b, int64_t M, int64_t
            float alpha, const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
            float* C, int64_t ldc);
 
+// B packed once for several products that share it (attention multiplies every row block of
+// a head by the same K^T and V). op(B) (K, N) is stored in panels of NR columns: panel p at
+// data + p*NR*K, element (k, j) of it at k*NR + j, zero past column N.
+struct PackedB {
+  const float* data;
+  int64_t K, N;
+};
+int64_t sgemm_packed_floats(const SgemmKernel& uk, int64_t K, int64_t N);  // size of the buffer
+void sgemm_pack(const SgemmKernel& uk, bool tb, int64_t K, int64_t N, const float* B, int64_t ldb,
+                float* dst);
+
+// C (M,n) = alpha * op(A) (M,kc) times the packed op(B)[0:kc, 0:n] + beta * C, for n <= b.N and
+// kc <= b.K: a leading block of the packed matrix. One thread (the caller's); the same sums in
+// the same order as sgemm on the unpacked B, so the same results.
+void sgemm_prepacked(const SgemmKernel& uk, bool ta, int64_t M, int64_t n, int64_t kc, float alpha,
+                     const float* A, int64_t lda, const PackedB& b, float beta, float* C,
+                     int64_t ldc);
+
 }  // namespace poslab::kernel
