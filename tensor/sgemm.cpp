@@ -92,6 +92,7 @@ struct Product {
   float beta;
   float* C;
   int64_t ldc;
+  const float* bias;  // (N) added to every row of C, or null
   int64_t strips() const { return (M + uk.mr - 1) / uk.mr; }
   int64_t panels() const { return (N + uk.nr - 1) / uk.nr; }
 };
@@ -127,8 +128,9 @@ void run_tiles(const Product& p, int64_t pc, const float* bp, int64_t panel_stri
         a = ap.data(), rs = 1, cs = MR;
       }
     }
-    p.uk.micro(kc, a, rs, cs, bp + jp * panel_stride, p.alpha, beta, p.C + r * p.ldc + c, p.ldc,
-               std::min(MR, p.M - r), std::min(NR, p.N - c));
+    const float* bias = pc == 0 && p.bias ? p.bias + c : nullptr;  // once, with the first block
+    p.uk.micro(kc, a, rs, cs, bp + jp * panel_stride, p.alpha, beta, bias, p.C + r * p.ldc + c,
+               p.ldc, std::min(MR, p.M - r), std::min(NR, p.N - c));
   }
 }
 
@@ -157,10 +159,16 @@ const SgemmKernel* sgemm_kernel() {
 
 void sgemm(const SgemmKernel& uk, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
            const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
-           int64_t ldc) {
+           int64_t ldc, const float* bias) {
   if (M <= 0 || N <= 0) return;
-  if (K <= 0) return scale_c(M, N, beta, C, ldc);
-  const Product p{uk, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc};
+  if (K <= 0) {
+    scale_c(M, N, beta, C, ldc);
+    if (bias)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) C[i * ldc + j] += bias[j];
+    return;
+  }
+  const Product p{uk, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias};
   const int64_t tiles = p.strips() * p.panels();
   std::vector<float>& bp = b_buffer();
   // sized for this product's depth: attention's Q K^T (K = D = 32) against thousands of keys
@@ -211,7 +219,7 @@ void sgemm_prepacked(const SgemmKernel& uk, bool ta, int64_t M, int64_t n, int64
                      int64_t ldc) {
   if (M <= 0 || n <= 0) return;
   if (kc <= 0) return scale_c(M, n, beta, C, ldc);
-  const Product p{uk, ta, false, M, n, kc, alpha, A, lda, nullptr, 0, beta, C, ldc};
+  const Product p{uk, ta, false, M, n, kc, alpha, A, lda, nullptr, 0, beta, C, ldc, nullptr};
   // the same k-blocks as sgemm, so the same sums in the same order: identical results
   for (int64_t pc = 0; pc < kc; pc += KC)
     run_tiles(p, pc, b.data + pc * uk.nr, uk.nr * b.K, 0, p.strips() * p.panels());

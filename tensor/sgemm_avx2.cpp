@@ -44,13 +44,15 @@ __attribute__((target("avx2,fma"))) void pack_b_panel(const float* B, bool tb, i
   pack_bt_panel(B, ldb, pc, kc, j0, w, NR, dst);  // B^T stored: 8 x 8 register transposes
 }
 
-// Writes the 6 x 16 accumulator tile: C[0:h, 0:w] = alpha*acc + beta*C, beta == 0 never
-// reading C (it may hold NaN). A ragged tile goes through masked loads and stores.
+// Writes the 6 x 16 accumulator tile: C[0:h, 0:w] = alpha*acc + beta*C (+ bias[0:w]), beta == 0
+// never reading C (it may hold NaN). A ragged tile goes through masked loads and stores.
 __attribute__((target("avx2,fma"), always_inline)) inline void store_tile(
-    const __m256 (&acc)[MR][2], float alpha, float beta, float* C, int64_t ldc, int64_t h,
-    int64_t w) {
+    const __m256 (&acc)[MR][2], float alpha, float beta, const float* bias, float* C, int64_t ldc,
+    int64_t h, int64_t w) {
   const __m256i m0 = lane_mask(w), m1 = lane_mask(w - 8);
   const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+  const __m256 bias0 = bias ? _mm256_maskload_ps(bias, m0) : _mm256_setzero_ps(),
+               bias1 = bias ? _mm256_maskload_ps(bias + 8, m1) : _mm256_setzero_ps();
   // fully unrolled, so that acc[i] names a register: a loop over i would keep acc in memory
 #pragma GCC unroll 6
   for (int i = 0; i < MR; ++i) {
@@ -62,6 +64,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_tile(
         r0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c), r0);
         r1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c + 8), r1);
       }
+      if (bias) r0 = _mm256_add_ps(r0, bias0), r1 = _mm256_add_ps(r1, bias1);
       _mm256_storeu_ps(c, r0);
       _mm256_storeu_ps(c + 8, r1);
       continue;
@@ -70,6 +73,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_tile(
       r0 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c, m0), r0);
       r1 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c + 8, m1), r1);
     }
+    if (bias) r0 = _mm256_add_ps(r0, bias0), r1 = _mm256_add_ps(r1, bias1);
     _mm256_maskstore_ps(c, m0, r0);
     _mm256_maskstore_ps(c + 8, m1, r1);
   }
@@ -80,8 +84,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_tile(
 // (1, lda) for a full strip of stored A^T and (lda, 1) for one of stored A, both read in place.
 __attribute__((target("avx2,fma"))) void micro_kernel(int64_t kc, const float* a, int64_t rs,
                                                       int64_t cs, const float* b, float alpha,
-                                                      float beta, float* C, int64_t ldc, int64_t h,
-                                                      int64_t w) {
+                                                      float beta, const float* bias, float* C,
+                                                      int64_t ldc, int64_t h, int64_t w) {
   __m256 acc[MR][2];
 #pragma GCC unroll 6
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
@@ -109,7 +113,7 @@ __attribute__((target("avx2,fma"))) void micro_kernel(int64_t kc, const float* a
       }
     }
   }
-  store_tile(acc, alpha, beta, C, ldc, h, w);
+  store_tile(acc, alpha, beta, bias, C, ldc, h, w);
 }
 
 }  // namespace

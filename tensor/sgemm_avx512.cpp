@@ -43,13 +43,14 @@ __attribute__((target("avx512f"))) void pack_b_panel(const float* B, bool tb, in
 }
 
 // The 12 x 32 micro-kernel:  acc = sum_k a[0:12, k] b[k, 0:32]  (an outer product per k),
-// then C[0:h, 0:w] = alpha*acc + beta*C, where beta == 0 never reads C (it may hold NaN).
+// then C[0:h, 0:w] = alpha*acc + beta*C (+ bias[0:w]), where beta == 0 never reads C (it may
+// hold NaN).
 // Element (i,k) of the A strip is a[i*rs + k*cs]: (rs, cs) = (1, MR) for a packed strip,
 // (1, lda) for a full strip of stored A^T and (lda, 1) for one of stored A, both read in place.
 __attribute__((target("avx512f"))) void micro_kernel(int64_t kc, const float* a, int64_t rs,
                                                      int64_t cs, const float* b, float alpha,
-                                                     float beta, float* C, int64_t ldc, int64_t h,
-                                                     int64_t w) {
+                                                     float beta, const float* bias, float* C,
+                                                     int64_t ldc, int64_t h, int64_t w) {
   __m512 acc[MR][2];
 #pragma GCC unroll 12
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
@@ -83,6 +84,8 @@ __attribute__((target("avx512f"))) void micro_kernel(int64_t kc, const float* a,
   // Column masks for a ragged right edge (w < 32).
   const __mmask16 m0 = lane_mask(w), m1 = lane_mask(w - 16);
   __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+  const __m512 bias0 = bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_setzero_ps(),
+               bias1 = bias ? _mm512_maskz_loadu_ps(m1, bias + 16) : _mm512_setzero_ps();
 #pragma GCC unroll 12
   for (int i = 0; i < MR; ++i) {
     if (i >= h) break;
@@ -92,6 +95,7 @@ __attribute__((target("avx512f"))) void micro_kernel(int64_t kc, const float* a,
       r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, c), r0);
       r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, c + 16), r1);
     }
+    if (bias) r0 = _mm512_add_ps(r0, bias0), r1 = _mm512_add_ps(r1, bias1);
     _mm512_mask_storeu_ps(c, m0, r0);
     _mm512_mask_storeu_ps(c + 16, m1, r1);
   }

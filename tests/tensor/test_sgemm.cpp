@@ -153,3 +153,25 @@ TEST_CASE("sgemm_prepacked on a leading block of a packed B equals sgemm on the 
         }
   }
 }
+
+TEST_CASE("sgemm's bias epilogue gives the bits of C = bias, then beta = 1", "[tensor][gemm]") {
+  // linear's y = x W^T + b: the bias enters the first k-block's tile instead of a copy of it
+  // into every row of y beforehand; the sums are the same, so are the bits.
+  for (const kernel::SgemmKernel* uk : runnable_kernels()) {
+    Generator g(9);
+    for (auto [M, N, K] :
+         std::vector<std::array<int64_t, 3>>{{13, 33, 300}, {64, 384, 128}, {7, 9, 3}}) {
+      std::vector<float> A(M * K), B(N * K), bias(N), want(M * N), got(M * N, NAN);
+      for (auto& v : A) v = float(g.normal());
+      for (auto& v : B) v = float(g.normal());
+      for (auto& v : bias) v = float(g.normal());
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) want[i * N + j] = bias[j];
+      kernel::sgemm(*uk, false, true, M, N, K, 1.f, A.data(), K, B.data(), K, 1.f, want.data(), N);
+      kernel::sgemm(*uk, false, true, M, N, K, 1.f, A.data(), K, B.data(), K, 0.f, got.data(), N,
+                    bias.data());
+      INFO(uk->name << ": M=" << M << " N=" << N << " K=" << K);
+      REQUIRE(got == want);
+    }
+  }
+}
