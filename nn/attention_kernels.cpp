@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#include <vector>
 
 #include "nn/attention_kernels.h"
 #include "tensor/fast_exp.h"
