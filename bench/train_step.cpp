@@ -8,7 +8,7 @@
 // On the CPU the last column is the step's GFLOP/s, from the 26.1 GFLOP a step of the canonical
 // config takes (forward, backward with attention's recomputation; linear in the batch); `make
 // bench` divides it by the machine's measured FMA peak (bench_fma_peak).
-// Usage: bench_train_step [steps=6] [batch=16] [device=cpu|cuda]
+// Usage: bench_train_step [steps=6] [batch=16] [device=cpu|cuda] [scheme=all]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -32,7 +32,9 @@ int main(int argc, char** argv) {
     std::printf("# %s, batch %lld\n", cuda_device_name().c_str(), (long long)B);
   std::printf("%-11s %10s %9s %8s\n", "pe", "tokens/s", "s/step",
               device == Device::cuda ? "issue s" : "GFLOP/s");
+  const std::string only = argc > 4 ? argv[4] : "all";
   for (const std::string& pe : pe_names()) {
+    if (only != "all" && pe != only) continue;
     GPTConfig c;
     c.vocab_size = V, c.pe = parse_pe(pe), c.block_size = T, c.device = device;
     GPT m(c, 1);

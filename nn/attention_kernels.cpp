@@ -2,20 +2,28 @@
 //
 // Rows are processed in blocks of kRowBlock queries: a block needs only the keys its last row
 // can see (causal), so about half of the T x T work of a causal head is skipped, and memory
-// is one block of scores per thread (64 x Tk), never a T x T matrix.
+// is one block of scores per thread (48 x Tk), never a T x T matrix. A head's K and V enter
+// every block's products: our sgemm packs them once per head (HeadOperand below), not once
+// per block.
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#include <vector>
 
 #include "nn/attention_kernels.h"
 #include "tensor/fast_exp.h"
+#include "tensor/sgemm.h"
 
 namespace poslab::kernel {
 namespace {
 
-constexpr int64_t kRowBlock = 64;
+// 48 rows: a multiple of both micro-kernels' tile heights (12 with AVX-512, 6 with AVX2), so
+// no strip of a block is ragged (64 left 4 rows of 12 to pack and pad in every block), and
+// small enough that the causal blocks skip most of the masked half.
+constexpr int64_t kRowBlock = 48;
 
 struct Dims {
   int64_t B, Tq, Tk, H, D;
@@ -41,6 +49,53 @@ template <class T>
 const T* bias_row(const AttentionOptions& o, const Dims& d, int64_t h, int64_t i) {
   if (!o.rel_bias.defined()) return nullptr;
   return o.rel_bias.data<T>() + h * (d.Tq + d.Tk - 1) + (d.Tq - 1 - i);
+}
+
+// This thread's scratch buffer number `slot`, grown as needed and kept: the step's attention
+// allocates nothing once the first step has sized them.
+template <class T>
+T* scratch(int slot, int64_t n) {
+  static thread_local std::vector<T> buffers[2];
+  if (static_cast<int64_t>(buffers[slot].size()) < n) buffers[slot].resize(n);
+  return buffers[slot].data();
+}
+
+// One head's right-hand operand op(B) (K, N) of the row-block products: K^T, V, ... Packed once
+// for all the head's blocks when our sgemm multiplies (f32 with the AVX2 or AVX-512 kernel),
+// else read in place by gemm<T> (f64, POSLAB_GEMM=blas, CPUs without AVX2).
+template <class T>
+struct HeadOperand {
+  const T* B = nullptr;
+  int64_t ld = 0, K = 0, N = 0;
+  bool trans = false;       // B stores op(B)^T
+  float* packed = nullptr;  // this thread's packed copy, or null: read in place
+  int slot;                 // which of the thread's packing buffers
+  explicit HeadOperand(int s) : slot(s) {}
+  void set(const T* b, int64_t ld_, bool trans_, int64_t K_, int64_t N_) {
+    B = b, ld = ld_, trans = trans_, K = K_, N = N_;
+    if constexpr (std::is_same_v<T, float>) {
+      if (const SgemmKernel* uk = sgemm_kernel()) {
+        static thread_local std::vector<float> buffers[3];
+        std::vector<float>& buf = buffers[slot];
+        buf.resize(static_cast<size_t>(sgemm_packed_floats(*uk, K, N)));
+        sgemm_pack(*uk, trans, K, N, B, ld, buf.data());
+        packed = buf.data();
+      }
+    }
+  }
+};
+
+// C (M,n) = alpha A (M,kc) op(B)[0:kc, 0:n] + beta C: a block of rows against a leading block
+// of the head's operand.
+template <class T>
+void head_gemm(int64_t M, int64_t n, int64_t kc, T alpha, const T* A, int64_t lda,
+               const HeadOperand<T>& b, T beta, T* C, int64_t ldc) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (b.packed)
+      return sgemm_prepacked(*sgemm_kernel(), false, M, n, kc, alpha, A, lda, {b.packed, b.K, b.N},
+                             beta, C, ldc);
+  }
+  gemm<T>(false, b.trans, M, n, kc, alpha, A, lda, b.B, b.ld, beta, C, ldc);
 }
 
 // Scores of rows [i0, i1) of one (b,h) against keys [0, J) with per-row frequencies
@@ -121,27 +176,36 @@ void forward(const AttentionTensors& t, const AttentionOptions& o) {
   int64_t sq = t.q.strides()[1], sk = t.k.strides()[1], sv = t.v.strides()[1], so = d.H * d.D;
   T* out = t.out.data<T>();
   T* lse = t.lse.defined() ? t.lse.data<T>() : nullptr;
+  const int64_t blocks = (d.Tq + kRowBlock - 1) / kRowBlock;
+  // Whole heads per task when there are enough heads to share out (a head's K^T and V are then
+  // packed once for all its blocks); single blocks otherwise (one long window, few heads).
+  const int64_t chunk = d.B * d.H >= 4 * omp_get_max_threads() ? blocks : 1;
 #pragma omp parallel
   {
-    std::vector<T> scratch(kRowBlock * d.Tk);
-#pragma omp for collapse(2) schedule(dynamic)
+    T* S = scratch<T>(0, kRowBlock * d.Tk);
+    HeadOperand<T> kt(0), vb(1);  // K^T (D,Tk) and V (Tk,D) of the head last packed
+    int64_t packed = -1;
+#pragma omp for collapse(2) schedule(dynamic, chunk)
     for (int64_t bh = 0; bh < d.B * d.H; ++bh)
       for (int64_t i0 = 0; i0 < d.Tq; i0 += kRowBlock) {
         int64_t b = bh / d.H, h = bh % d.H, i1 = std::min(d.Tq, i0 + kRowBlock);
         // keys visible to the last row of the block
         int64_t J = o.causal ? std::min(d.Tk, o.q_pos0 + i1) : d.Tk;
-        T* S = scratch.data();
         T* O = out + b * d.Tq * so + h * d.D;
         if (J <= 0) continue;
         const T *Q = head_ptr<T>(t.q, b, h), *K = head_ptr<T>(t.k, b, h),
                 *V = head_ptr<T>(t.v, b, h);
+        if (packed != bh) {
+          kt.set(K, sk, true, d.D, d.Tk), vb.set(V, sv, false, d.Tk, d.D);
+          packed = bh;
+        }
         if (o.row_freqs.defined())
           rotary_scores<T>(Q, sq, K, sk, o, d, i0, i1, J, S, d.Tk);
         else
-          gemm<T>(false, true, i1 - i0, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, K, sk,
-                  T(0), S, d.Tk);
+          head_gemm<T>(i1 - i0, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, kt, T(0), S,
+                       d.Tk);
         scores_to_probs<T>(S, d.Tk, i0, i1, J, h, d, o, lse ? lse + bh * d.Tq : nullptr);
-        gemm<T>(false, false, i1 - i0, d.D, J, T(1), S, d.Tk, V, sv, T(0), O + i0 * so, so);
+        head_gemm<T>(i1 - i0, d.D, J, T(1), S, d.Tk, vb, T(0), O + i0 * so, so);
       }
   }
 }
@@ -166,9 +230,9 @@ void forward(const AttentionTensors& t, const AttentionOptions& o) {
 
 // P (R, J) of rows [i0, i0+R), row stride J, rebuilt from the scores and the saved lse.
 template <class T>
-void rebuild_probs(T* P, const T* Q, int64_t sq, const T* K, int64_t sk, const T* lse, int64_t i0,
+void rebuild_probs(T* P, const T* Q, int64_t sq, const HeadOperand<T>& kt, const T* lse, int64_t i0,
                    int64_t R, int64_t J, int64_t h, const Dims& d, const AttentionOptions& o) {
-  gemm<T>(false, true, R, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, K, sk, T(0), P, J);
+  head_gemm<T>(R, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, kt, T(0), P, J);
   for (int64_t r = 0; r < R; ++r) {
     T* p = P + r * J;
     int64_t visible = visible_keys(o.q_pos0 + i0 + r, J, o.causal);
@@ -218,6 +282,8 @@ void backward_head(const AttentionTensors& t, const T* dout, const AttentionGrad
   for (int64_t j = 0; j < d.Tk; ++j)  // dK, dV accumulate over row blocks
     std::fill(dk + j * so, dk + j * so + d.D, T(0)),
         std::fill(dv + j * so, dv + j * so + d.D, T(0));
+  HeadOperand<T> kt(0), vt(1), kb(2);  // K^T (D,Tk), V^T (D,Tk), K (Tk,D): one packing per head
+  kt.set(K, sk, true, d.D, d.Tk), vt.set(V, sv, true, d.D, d.Tk), kb.set(K, sk, false, d.Tk, d.D);
   for (int64_t i0 = 0; i0 < d.Tq; i0 += kRowBlock) {
     int64_t R = std::min(d.Tq, i0 + kRowBlock) - i0;
     int64_t J = o.causal ? std::min(d.Tk, o.q_pos0 + i0 + R) : d.Tk;
@@ -225,12 +291,12 @@ void backward_head(const AttentionTensors& t, const T* dout, const AttentionGrad
       for (int64_t i = i0; i < i0 + R; ++i) std::fill(dq + i * so, dq + i * so + d.D, T(0));
       continue;
     }
-    rebuild_probs<T>(Pb, Q, sq, K, sk, t.lse.data<T>() + bh * d.Tq, i0, R, J, h, d, o);
+    rebuild_probs<T>(Pb, Q, sq, kt, t.lse.data<T>() + bh * d.Tq, i0, R, J, h, d, o);
     const T* dOb = dO + i0 * so;
     gemm<T>(true, false, J, d.D, R, T(1), Pb, J, dOb, so, T(1), dv, so);
-    gemm<T>(false, true, R, J, d.D, T(1), dOb, so, V, sv, T(0), dS, J);
+    head_gemm<T>(R, J, d.D, T(1), dOb, so, vt, T(0), dS, J);
     softmax_backward_rows<T>(dS, Pb, i0, R, J, d.Tq, dbias);
-    gemm<T>(false, false, R, d.D, J, static_cast<T>(o.scale), dS, J, K, sk, T(0), dq + i0 * so, so);
+    head_gemm<T>(R, d.D, J, static_cast<T>(o.scale), dS, J, kb, T(0), dq + i0 * so, so);
     gemm<T>(true, false, J, d.D, R, static_cast<T>(o.scale), dS, J, Q + i0 * sq, sq, T(1), dk, so);
   }
 }
@@ -245,10 +311,10 @@ void backward(const AttentionTensors& t, const Tensor& dout, const AttentionOpti
   std::vector<T> dbias_bh(g.dbias.defined() ? d.B * d.H * W : 0, T(0));
 #pragma omp parallel
   {
-    std::vector<T> Pb(kRowBlock * d.Tk), dS(kRowBlock * d.Tk);
+    T *Pb = scratch<T>(0, kRowBlock * d.Tk), *dS = scratch<T>(1, kRowBlock * d.Tk);
 #pragma omp for schedule(dynamic)
     for (int64_t bh = 0; bh < d.B * d.H; ++bh)
-      backward_head<T>(t, dout.data<T>(), g, o, d, bh, Pb.data(), dS.data(),
+      backward_head<T>(t, dout.data<T>(), g, o, d, bh, Pb, dS,
                        dbias_bh.empty() ? nullptr : dbias_bh.data() + bh * W);
   }
   if (!g.dbias.defined()) return;

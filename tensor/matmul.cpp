@@ -121,12 +121,18 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   out_shape.back() = out_f;
   Tensor y = Tensor::empty(out_shape, x.dtype());
   int64_t N = x.numel() / std::max<int64_t>(in, 1);
+  Tensor bc = b.defined() ? b.contiguous() : Tensor();
+  const SgemmKernel* uk = sgemm_kernel();
+  if (x.dtype() == DType::f32 && uk && N > 0 && out_f > 0) {  // the bias in sgemm's epilogue
+    sgemm(*uk, false, true, N, out_f, in, 1.f, xc.data<float>(), in, wc.data<float>(), in, 0.f,
+          y.data<float>(), out_f, b.defined() ? bc.data<float>() : nullptr);
+    return y;
+  }
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
     T* py = y.data<T>();
     T beta = 0;
     if (b.defined()) {  // y rows start as the bias, then gemm adds x W^T (beta = 1)
-      Tensor bc = b.contiguous();
       const T* pb = bc.data<T>();
 #pragma omp parallel for if (N * out_f > kParallelGrain)
       for (int64_t n = 0; n < N; ++n) std::copy(pb, pb + out_f, py + n * out_f);

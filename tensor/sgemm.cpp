@@ -79,6 +79,61 @@ void scale_c(int64_t M, int64_t N, float beta, float* C, int64_t ldc) {
     for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0.f ? 0.f : beta * C[i * ldc + j];
 }
 
+// One product's operands and sizes, as sgemm received them.
+struct Product {
+  const SgemmKernel& uk;
+  bool ta, tb;
+  int64_t M, N, K;
+  float alpha;
+  const float* A;
+  int64_t lda;
+  const float* B;
+  int64_t ldb;
+  float beta;
+  float* C;
+  int64_t ldc;
+  const float* bias;  // (N) added to every row of C, or null
+  int64_t strips() const { return (M + uk.mr - 1) / uk.mr; }
+  int64_t panels() const { return (N + uk.nr - 1) / uk.nr; }
+};
+
+// Packs panel jp of op(B)[pc:pc+kc, :] to bp + jp*NR*kc.
+void pack_panel(const Product& p, int64_t pc, int64_t jp, float* bp) {
+  const int64_t kc = std::min(KC, p.K - pc);
+  p.uk.pack_b(p.B, p.tb, p.ldb, pc, kc, jp * p.uk.nr, p.N, bp + jp * p.uk.nr * kc);
+}
+
+// The C tiles [t0, t1) (tile t = strip t / panels, panel t % panels) of k-block pc, against
+// packed panels of B: panel jp at bp + jp*panel_stride, row k of it at k*NR.
+void run_tiles(const Product& p, int64_t pc, const float* bp, int64_t panel_stride, int64_t t0,
+               int64_t t1) {
+  const int64_t MR = p.uk.mr, NR = p.uk.nr, panels = p.panels(), kc = std::min(KC, p.K - pc);
+  const float beta = pc == 0 ? p.beta : 1.f;  // later k-blocks accumulate onto C
+  std::vector<float>& ap = a_buffer();
+  ap.resize(static_cast<size_t>(MR * KC));
+  const float* a = nullptr;
+  int64_t rs = 1, cs = MR;
+  for (int64_t t = t0; t < t1; ++t) {
+    const int64_t s = t / panels, jp = t % panels, r = s * MR, c = jp * NR;
+    if (t == t0 || jp == 0) {  // a new strip of A
+      // A full strip is read in place, from its rows of A or, transposed, its MR contiguous
+      // values per k: the strip (MR x KC) stays in L1 while it sweeps the panels of B, and
+      // bench_train_step ran 7-11% faster so than with the strip packed. Only the ragged
+      // edge is packed (zero-padded to MR rows).
+      if (r + MR <= p.M) {
+        a = p.ta ? p.A + pc * p.lda + r : p.A + r * p.lda + pc;
+        rs = p.ta ? 1 : p.lda, cs = p.ta ? p.lda : 1;
+      } else {
+        pack_a_strip(p.A, p.ta, p.lda, pc, kc, r, p.M, MR, ap.data());
+        a = ap.data(), rs = 1, cs = MR;
+      }
+    }
+    const float* bias = pc == 0 && p.bias ? p.bias + c : nullptr;  // once, with the first block
+    p.uk.micro(kc, a, rs, cs, bp + jp * panel_stride, p.alpha, beta, bias, p.C + r * p.ldc + c,
+               p.ldc, std::min(MR, p.M - r), std::min(NR, p.N - c));
+  }
+}
+
 }  // namespace
 
 const SgemmKernel* sgemm_kernel_for(Isa isa) {
@@ -104,52 +159,70 @@ const SgemmKernel* sgemm_kernel() {
 
 void sgemm(const SgemmKernel& uk, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
            const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
-           int64_t ldc) {
+           int64_t ldc, const float* bias) {
   if (M <= 0 || N <= 0) return;
-  if (K <= 0) return scale_c(M, N, beta, C, ldc);
-  const int64_t MR = uk.mr, NR = uk.nr;
-  const int64_t panels = (N + NR - 1) / NR, strips = (M + MR - 1) / MR;
+  if (K <= 0) {
+    scale_c(M, N, beta, C, ldc);
+    if (bias)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) C[i * ldc + j] += bias[j];
+    return;
+  }
+  const Product p{uk, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias};
+  const int64_t tiles = p.strips() * p.panels();
   std::vector<float>& bp = b_buffer();
   // sized for this product's depth: attention's Q K^T (K = D = 32) against thousands of keys
   // would otherwise hold KC / D = 8 times the memory it uses, per thread
-  bp.resize(static_cast<size_t>(panels * NR * std::min(KC, K)));
+  bp.resize(static_cast<size_t>(p.panels() * uk.nr * std::min(KC, K)));
+  float* bpd = bp.data();
   // Threads only for products big enough to pay for waking them, and never nested: the
-  // attention kernel already calls us from inside its own parallel loop.
-  const bool threaded = !omp_in_parallel() && M * N * K >= (int64_t(1) << 18);
-  for (int64_t pc = 0; pc < K; pc += KC) {
-    const int64_t kc = std::min(KC, K - pc);
-    const float beta_k = pc == 0 ? beta : 1.f;  // later k-blocks accumulate onto C
-    float* bpd = bp.data();
-#pragma omp parallel if (threaded)
-    {
+  // attention kernel already calls us from inside its own parallel loop. Serial products
+  // make no OpenMP call at all: even a parallel region of one thread costs a team set-up,
+  // and attention makes thousands of small products per step.
+  if (omp_in_parallel() || M * N * K < (int64_t(1) << 18) || omp_get_max_threads() == 1) {
+    for (int64_t pc = 0; pc < K; pc += KC) {
+      for (int64_t jp = 0; jp < p.panels(); ++jp) pack_panel(p, pc, jp, bpd);
+      run_tiles(p, pc, bpd, uk.nr * std::min(KC, K - pc), 0, tiles);
+    }
+    return;
+  }
+  // One parallel region for every k-block (a product of depth 4096, dW, has 16). Each block:
+  // the threads pack B's panels, wait for all of them, then each takes a contiguous range of
+  // the C tiles, numbered strip-major; tiles rather than whole strips, so that a product with
+  // few strips (dW of a 128-row weight: 11 strips of 12) still splits evenly.
+#pragma omp parallel
+  {
+    const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
+    for (int64_t pc = 0; pc < K; pc += KC) {
 #pragma omp for schedule(static)
-      for (int64_t jp = 0; jp < panels; ++jp)
-        uk.pack_b(B, tb, ldb, pc, kc, jp * NR, N, bpd + jp * NR * kc);
-      std::vector<float>& ap = a_buffer();
-      ap.resize(static_cast<size_t>(MR * KC));
-#pragma omp for schedule(static)
-      for (int64_t s = 0; s < strips; ++s) {
-        const int64_t r = s * MR;
-        // A full strip is read in place, from its rows of A or, transposed, its MR contiguous
-        // values per k: the strip (MR x KC) stays in L1 while it sweeps the panels of B, and
-        // bench_train_step ran 7-11% faster so than with the strip packed. Only the ragged
-        // edge is packed (zero-padded to MR rows).
-        const float* a = ap.data();
-        int64_t rs = 1, cs = MR;
-        if (r + MR <= M) {
-          a = ta ? A + pc * lda + r : A + r * lda + pc;
-          rs = ta ? 1 : lda, cs = ta ? lda : 1;
-        } else {
-          pack_a_strip(A, ta, lda, pc, kc, r, M, MR, ap.data());
-        }
-        for (int64_t jp = 0; jp < panels; ++jp) {
-          const int64_t c = jp * NR;
-          uk.micro(kc, a, rs, cs, bpd + jp * NR * kc, alpha, beta_k, C + r * ldc + c, ldc,
-                   std::min(MR, M - r), std::min(NR, N - c));
-        }
-      }
+      for (int64_t jp = 0; jp < p.panels(); ++jp) pack_panel(p, pc, jp, bpd);
+      run_tiles(p, pc, bpd, uk.nr * std::min(KC, K - pc), tiles * id / nt, tiles * (id + 1) / nt);
+      if (pc + KC < K) {
+#pragma omp barrier
+      }  // the next block repacks B only once every tile of this one is done
     }
   }
+}
+
+int64_t sgemm_packed_floats(const SgemmKernel& uk, int64_t K, int64_t N) {
+  return (N + uk.nr - 1) / uk.nr * uk.nr * K;
+}
+
+void sgemm_pack(const SgemmKernel& uk, bool tb, int64_t K, int64_t N, const float* B, int64_t ldb,
+                float* dst) {
+  for (int64_t jp = 0; jp * uk.nr < N; ++jp)
+    uk.pack_b(B, tb, ldb, 0, K, jp * uk.nr, N, dst + jp * uk.nr * K);
+}
+
+void sgemm_prepacked(const SgemmKernel& uk, bool ta, int64_t M, int64_t n, int64_t kc, float alpha,
+                     const float* A, int64_t lda, const PackedB& b, float beta, float* C,
+                     int64_t ldc) {
+  if (M <= 0 || n <= 0) return;
+  if (kc <= 0) return scale_c(M, n, beta, C, ldc);
+  const Product p{uk, ta, false, M, n, kc, alpha, A, lda, nullptr, 0, beta, C, ldc, nullptr};
+  // the same k-blocks as sgemm, so the same sums in the same order: identical results
+  for (int64_t pc = 0; pc < kc; pc += KC)
+    run_tiles(p, pc, b.data + pc * uk.nr, uk.nr * b.K, 0, p.strips() * p.panels());
 }
 
 }  // namespace poslab::kernel

@@ -16,11 +16,12 @@ struct SgemmKernel {
   // Packs op(B)[pc:pc+kc, j0:j0+nr] into dst[k*nr + j], zero past column n (the edge of C).
   void (*pack_b)(const float* B, bool tb, int64_t ldb, int64_t pc, int64_t kc, int64_t j0,
                  int64_t n, float* dst);
-  // C[0:h, 0:w] = alpha * sum_k a[0:mr, k] b[k, 0:nr] + beta * C (beta == 0 never reads C).
+  // C[0:h, 0:w] = alpha * sum_k a[0:mr, k] b[k, 0:nr] + beta * C (beta == 0 never reads C),
+  // plus bias[0:w] on every row when bias is not null (the epilogue of a linear layer).
   // Element (i,k) of the A strip is a[i*rs + k*cs]: (1, mr) packed, (1, lda) for stored A^T
   // read in place, (lda, 1) for stored A read in place.
   void (*micro)(int64_t kc, const float* a, int64_t rs, int64_t cs, const float* b, float alpha,
-                float beta, float* C, int64_t ldc, int64_t h, int64_t w);
+                float beta, const float* bias, float* C, int64_t ldc, int64_t h, int64_t w);
 };
 
 extern const SgemmKernel sgemm_avx2_kernel;    // 6 x 16, ymm registers, AVX2 + FMA
@@ -34,10 +35,30 @@ const SgemmKernel* sgemm_kernel_for(Isa isa);
 const SgemmKernel* sgemm_kernel();
 
 // Row-major C (M,N) = alpha * op(A) op(B) + beta * C, op(X) = X^T when trans; same contract as
-// cblas_sgemm with CblasRowMajor. beta == 0 never reads C. The caller makes sure the CPU runs
+// cblas_sgemm with CblasRowMajor. beta == 0 never reads C. With a bias (N), C += bias on every
+// row: y = x W^T + b in one pass (the same bits as C = b first, then beta = 1, which is what
+// it replaces: the bias joins the first k-block's sum). The caller makes sure the CPU runs
 // `uk`'s instructions (cpu_isa_supported() >= its ISA).
 void sgemm(const SgemmKernel& uk, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
            float alpha, const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
-           float* C, int64_t ldc);
+           float* C, int64_t ldc, const float* bias = nullptr);
+
+// B packed once for several products that share it (attention multiplies every row block of
+// a head by the same K^T and V). op(B) (K, N) is stored in panels of NR columns: panel p at
+// data + p*NR*K, element (k, j) of it at k*NR + j, zero past column N.
+struct PackedB {
+  const float* data;
+  int64_t K, N;
+};
+int64_t sgemm_packed_floats(const SgemmKernel& uk, int64_t K, int64_t N);  // size of the buffer
+void sgemm_pack(const SgemmKernel& uk, bool tb, int64_t K, int64_t N, const float* B, int64_t ldb,
+                float* dst);
+
+// C (M,n) = alpha * op(A) (M,kc) times the packed op(B)[0:kc, 0:n] + beta * C, for n <= b.N and
+// kc <= b.K: a leading block of the packed matrix. One thread (the caller's); the same sums in
+// the same order as sgemm on the unpacked B, so the same results.
+void sgemm_prepacked(const SgemmKernel& uk, bool ta, int64_t M, int64_t n, int64_t kc, float alpha,
+                     const float* A, int64_t lda, const PackedB& b, float beta, float* C,
+                     int64_t ldc);
 
 }  // namespace poslab::kernel

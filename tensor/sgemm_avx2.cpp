@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "tensor/sgemm.h"
+#include "tensor/sgemm_transpose.h"
 
 namespace poslab::kernel {
 
@@ -24,27 +25,6 @@ constexpr int64_t MR = 6, NR = 16;  // micro-tile of C held in registers
 __attribute__((target("avx2"))) inline __m256i lane_mask(int64_t n) {
   const int m = static_cast<int>(std::clamp<int64_t>(n, 0, 8));
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(m), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-// Transposes the 8 x 8 block src[j*ld + k] (8 columns j of B^T, 8 values k each) into
-// dst[k*NR + j]: three rounds of shuffles (pairs, quads, 128-bit halves).
-__attribute__((target("avx2,fma"))) void transpose_8x8(const float* src, int64_t ld, float* dst) {
-  __m256 r[8], t[8], s[8];
-  for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(src + j * ld);
-  for (int j = 0; j < 8; j += 2) {  // t: (r_j[k], r_j+1[k]) pairs for k = 0,1 | 4,5 and 2,3 | 6,7
-    t[j] = _mm256_unpacklo_ps(r[j], r[j + 1]);
-    t[j + 1] = _mm256_unpackhi_ps(r[j], r[j + 1]);
-  }
-  for (int j = 0; j < 8; j += 4) {  // s[j + k]: rows j..j+3 at k | k + 4, for k = 0..3
-    s[j] = _mm256_shuffle_ps(t[j], t[j + 2], 0x44);
-    s[j + 1] = _mm256_shuffle_ps(t[j], t[j + 2], 0xEE);
-    s[j + 2] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0x44);
-    s[j + 3] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0xEE);
-  }
-  for (int k = 0; k < 4; ++k) {  // rows 0..3 and 4..7 joined: all 8 columns at k and k + 4
-    _mm256_storeu_ps(dst + k * NR, _mm256_permute2f128_ps(s[k], s[k + 4], 0x20));
-    _mm256_storeu_ps(dst + (k + 4) * NR, _mm256_permute2f128_ps(s[k], s[k + 4], 0x31));
-  }
 }
 
 // Packs op(B)[pc:pc+kc, j0:j0+NR] into dst[k*NR + j], zero past column n (the edge of C).
@@ -61,27 +41,18 @@ __attribute__((target("avx2,fma"))) void pack_b_panel(const float* B, bool tb, i
     }
     return;
   }
-  // B^T stored (N,K): op(B)[k, j] = B[j*ldb + k], 16 rows of B^T per panel. Full panels go
-  // 8 x 8 blocks at a time through registers; the last kc % 8 values of k, and a ragged panel,
-  // one by one.
-  int64_t k0 = 0;
-  if (w == NR)
-    for (; k0 + 8 <= kc; k0 += 8)
-      for (int64_t half = 0; half < NR; half += 8)
-        transpose_8x8(B + (j0 + half) * ldb + pc + k0, ldb, dst + k0 * NR + half);
-  for (int64_t j = 0; j < NR; ++j) {
-    const float* src = B + (j0 + j) * ldb + pc;
-    for (int64_t k = k0; k < kc; ++k) dst[k * NR + j] = j < w ? src[k] : 0.f;
-  }
+  pack_bt_panel(B, ldb, pc, kc, j0, w, NR, dst);  // B^T stored: 8 x 8 register transposes
 }
 
-// Writes the 6 x 16 accumulator tile: C[0:h, 0:w] = alpha*acc + beta*C, beta == 0 never
-// reading C (it may hold NaN). A ragged tile goes through masked loads and stores.
+// Writes the 6 x 16 accumulator tile: C[0:h, 0:w] = alpha*acc + beta*C (+ bias[0:w]), beta == 0
+// never reading C (it may hold NaN). A ragged tile goes through masked loads and stores.
 __attribute__((target("avx2,fma"), always_inline)) inline void store_tile(
-    const __m256 (&acc)[MR][2], float alpha, float beta, float* C, int64_t ldc, int64_t h,
-    int64_t w) {
+    const __m256 (&acc)[MR][2], float alpha, float beta, const float* bias, float* C, int64_t ldc,
+    int64_t h, int64_t w) {
   const __m256i m0 = lane_mask(w), m1 = lane_mask(w - 8);
   const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+  const __m256 bias0 = bias ? _mm256_maskload_ps(bias, m0) : _mm256_setzero_ps(),
+               bias1 = bias ? _mm256_maskload_ps(bias + 8, m1) : _mm256_setzero_ps();
   // fully unrolled, so that acc[i] names a register: a loop over i would keep acc in memory
 #pragma GCC unroll 6
   for (int i = 0; i < MR; ++i) {
@@ -93,6 +64,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_tile(
         r0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c), r0);
         r1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c + 8), r1);
       }
+      if (bias) r0 = _mm256_add_ps(r0, bias0), r1 = _mm256_add_ps(r1, bias1);
       _mm256_storeu_ps(c, r0);
       _mm256_storeu_ps(c + 8, r1);
       continue;
@@ -101,6 +73,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_tile(
       r0 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c, m0), r0);
       r1 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c + 8, m1), r1);
     }
+    if (bias) r0 = _mm256_add_ps(r0, bias0), r1 = _mm256_add_ps(r1, bias1);
     _mm256_maskstore_ps(c, m0, r0);
     _mm256_maskstore_ps(c + 8, m1, r1);
   }
@@ -111,8 +84,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_tile(
 // (1, lda) for a full strip of stored A^T and (lda, 1) for one of stored A, both read in place.
 __attribute__((target("avx2,fma"))) void micro_kernel(int64_t kc, const float* a, int64_t rs,
                                                       int64_t cs, const float* b, float alpha,
-                                                      float beta, float* C, int64_t ldc, int64_t h,
-                                                      int64_t w) {
+                                                      float beta, const float* bias, float* C,
+                                                      int64_t ldc, int64_t h, int64_t w) {
   __m256 acc[MR][2];
 #pragma GCC unroll 6
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
@@ -140,7 +113,7 @@ __attribute__((target("avx2,fma"))) void micro_kernel(int64_t kc, const float* a
       }
     }
   }
-  store_tile(acc, alpha, beta, C, ldc, h, w);
+  store_tile(acc, alpha, beta, bias, C, ldc, h, w);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "tensor/sgemm.h"
+#include "tensor/sgemm_transpose.h"
 
 namespace poslab::kernel {
 
@@ -36,33 +37,20 @@ __attribute__((target("avx512f"))) void pack_b_panel(const float* B, bool tb, in
     }
     return;
   }
-  // B^T stored (N,K): op(B)[k, j] = B[j*ldb + k]; one gather fetches 16 columns of a row k.
-  if (ldb > (int64_t(1) << 26)) {  // gather offsets are 32-bit: 15*ldb must fit, else scalar
-    for (int64_t k = 0; k < kc; ++k)
-      for (int64_t j = 0; j < NR; ++j) dst[k * NR + j] = j < w ? B[(j0 + j) * ldb + pc + k] : 0.f;
-    return;
-  }
-  const __m512i idx =
-      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                         _mm512_set1_epi32(static_cast<int>(ldb)));
-  const float* col0 = B + j0 * ldb + pc;
-  const float* col16 = B + (j0 + 16) * ldb + pc;
-  const __m512 zero = _mm512_setzero_ps();
-  for (int64_t k = 0; k < kc; ++k) {
-    _mm512_storeu_ps(dst + k * NR, _mm512_mask_i32gather_ps(zero, m0, idx, col0 + k, 4));
-    _mm512_storeu_ps(dst + k * NR + 16,
-                     m1 ? _mm512_mask_i32gather_ps(zero, m1, idx, col16 + k, 4) : zero);
-  }
+  // B^T stored (N,K): four 8 x 8 register transposes per 8 values of k (gathers, one load
+  // per element, made this the step's second-largest function)
+  pack_bt_panel(B, ldb, pc, kc, j0, w, NR, dst);
 }
 
 // The 12 x 32 micro-kernel:  acc = sum_k a[0:12, k] b[k, 0:32]  (an outer product per k),
-// then C[0:h, 0:w] = alpha*acc + beta*C, where beta == 0 never reads C (it may hold NaN).
+// then C[0:h, 0:w] = alpha*acc + beta*C (+ bias[0:w]), where beta == 0 never reads C (it may
+// hold NaN).
 // Element (i,k) of the A strip is a[i*rs + k*cs]: (rs, cs) = (1, MR) for a packed strip,
 // (1, lda) for a full strip of stored A^T and (lda, 1) for one of stored A, both read in place.
 __attribute__((target("avx512f"))) void micro_kernel(int64_t kc, const float* a, int64_t rs,
                                                      int64_t cs, const float* b, float alpha,
-                                                     float beta, float* C, int64_t ldc, int64_t h,
-                                                     int64_t w) {
+                                                     float beta, const float* bias, float* C,
+                                                     int64_t ldc, int64_t h, int64_t w) {
   __m512 acc[MR][2];
 #pragma GCC unroll 12
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
@@ -96,6 +84,8 @@ __attribute__((target("avx512f"))) void micro_kernel(int64_t kc, const float* a,
   // Column masks for a ragged right edge (w < 32).
   const __mmask16 m0 = lane_mask(w), m1 = lane_mask(w - 16);
   __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+  const __m512 bias0 = bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_setzero_ps(),
+               bias1 = bias ? _mm512_maskz_loadu_ps(m1, bias + 16) : _mm512_setzero_ps();
 #pragma GCC unroll 12
   for (int i = 0; i < MR; ++i) {
     if (i >= h) break;
@@ -105,6 +95,7 @@ __attribute__((target("avx512f"))) void micro_kernel(int64_t kc, const float* a,
       r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, c), r0);
       r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, c + 16), r1);
     }
+    if (bias) r0 = _mm512_add_ps(r0, bias0), r1 = _mm512_add_ps(r1, bias1);
     _mm512_mask_storeu_ps(c, m0, r0);
     _mm512_mask_storeu_ps(c + 16, m1, r1);
   }

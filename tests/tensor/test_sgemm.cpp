@@ -3,6 +3,7 @@
 // multiples of the tile), K past one packed block (KC = 256), leading dimensions wider than the
 // matrix, alpha/beta, and beta = 0 over a C full of NaN (which must not be read). A kernel the
 // CPU lacks is skipped with a warning (OpenBLAS runs there instead).
+#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
@@ -121,4 +122,56 @@ TEST_CASE("POSLAB_ISA caps the kernels at what the CPU has", "[tensor][gemm]") {
   REQUIRE(kernel::cpu_isa() <= kernel::cpu_isa_supported());
   const kernel::SgemmKernel* uk = kernel::sgemm_kernel_for(kernel::cpu_isa());
   REQUIRE((uk == nullptr) == (kernel::cpu_isa() == kernel::Isa::generic));
+}
+
+TEST_CASE("sgemm_prepacked on a leading block of a packed B equals sgemm on the same block",
+          "[tensor][gemm]") {
+  // Attention packs a head's K^T or V once and multiplies row blocks by leading blocks of it
+  // (the first J keys): the results must be the very same bits as sgemm's on that block.
+  for (const kernel::SgemmKernel* uk : runnable_kernels()) {
+    Generator g(5);
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (auto [M, n, kc, K, N] : std::vector<std::array<int64_t, 5>>{
+                 {48, 96, 32, 32, 256}, {16, 32, 200, 256, 40}, {13, 70, 300, 520, 70}}) {
+          for (float beta : {0.f, 1.f}) {
+            int64_t ldb = (tb ? K : N) + 3, lda = (ta ? M : kc) + 2, ldc = n + 1;
+            std::vector<float> A((ta ? kc : M) * lda), B((tb ? N : K) * ldb), C(M * ldc);
+            for (auto& v : A) v = float(g.normal());
+            for (auto& v : B) v = float(g.normal());
+            for (auto& v : C) v = float(g.normal());
+            std::vector<float> want = C, packed(kernel::sgemm_packed_floats(*uk, K, N));
+            kernel::sgemm(*uk, ta, tb, M, n, kc, 0.5f, A.data(), lda, B.data(), ldb, beta,
+                          want.data(), ldc);
+            kernel::sgemm_pack(*uk, tb, K, N, B.data(), ldb, packed.data());
+            kernel::sgemm_prepacked(*uk, ta, M, n, kc, 0.5f, A.data(), lda, {packed.data(), K, N},
+                                    beta, C.data(), ldc);
+            INFO(uk->name << ": ta=" << ta << " tb=" << tb << " M=" << M << " n=" << n
+                          << " kc=" << kc << " beta=" << beta);
+            REQUIRE(C == want);
+          }
+        }
+  }
+}
+
+TEST_CASE("sgemm's bias epilogue gives the bits of C = bias, then beta = 1", "[tensor][gemm]") {
+  // linear's y = x W^T + b: the bias enters the first k-block's tile instead of a copy of it
+  // into every row of y beforehand; the sums are the same, so are the bits.
+  for (const kernel::SgemmKernel* uk : runnable_kernels()) {
+    Generator g(9);
+    for (auto [M, N, K] :
+         std::vector<std::array<int64_t, 3>>{{13, 33, 300}, {64, 384, 128}, {7, 9, 3}}) {
+      std::vector<float> A(M * K), B(N * K), bias(N), want(M * N), got(M * N, NAN);
+      for (auto& v : A) v = float(g.normal());
+      for (auto& v : B) v = float(g.normal());
+      for (auto& v : bias) v = float(g.normal());
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) want[i * N + j] = bias[j];
+      kernel::sgemm(*uk, false, true, M, N, K, 1.f, A.data(), K, B.data(), K, 1.f, want.data(), N);
+      kernel::sgemm(*uk, false, true, M, N, K, 1.f, A.data(), K, B.data(), K, 0.f, got.data(), N,
+                    bias.data());
+      INFO(uk->name << ": M=" << M << " N=" << N << " K=" << K);
+      REQUIRE(got == want);
+    }
+  }
 }
