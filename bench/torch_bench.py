@@ -44,12 +44,23 @@ def alibi_slopes(n):
     return torch.tensor([2 ** (-8 * (h + 1) / n) for h in range(n)])
 
 
+def t5_buckets(n, nb=32, max_distance=128):
+    # causal T5 buckets of offsets n = i - j >= 0 (Raffel et al. 2020): exact below nb/2,
+    # log-spaced up to max_distance, the last bucket beyond
+    exact = nb // 2
+    n = n.clamp(min=0)
+    log = exact + (torch.log(n.float().clamp(min=1) / exact) / math.log(max_distance / exact)
+                   * (nb - exact)).long()
+    return torch.where(n < exact, n, log.clamp(max=nb - 1))
+
+
 class Model(torch.nn.Module):
     def __init__(self, pe, max_len=4096):
         super().__init__()
         self.pe = pe
         self.wte = torch.nn.Embedding(V, C)
         self.wpe = torch.nn.Embedding(max_len, C) if pe == "learned" else None
+        self.rel_bias = torch.nn.Embedding(32, H) if pe == "t5" else None
         self.blocks = torch.nn.ModuleList()
         for _ in range(L):
             self.blocks.append(torch.nn.ModuleDict(dict(
@@ -78,6 +89,8 @@ class Model(torch.nn.Module):
         if self.pe == "alibi":
             dist = (pos[:, None] - pos[None, :]).clamp(min=0).float()
             bias = -alibi_slopes(H).to(idx.device)[:, None, None] * dist
+        if self.pe == "t5":
+            bias = self.rel_bias(t5_buckets(pos[:, None] - pos[None, :])).permute(2, 0, 1)
         for blk in self.blocks:
             h = blk["ln_1"](x)
             q, k, v = blk["c_attn"](h).split(C, dim=2)
@@ -104,7 +117,7 @@ class Model(torch.nn.Module):
 
 
 warmup = 2 if dev.type == "cpu" else 3  # the GPU's first steps also set up cuBLAS and caches
-for pe in ["none", "learned", "sinusoidal", "rope", "alibi"]:
+for pe in ["none", "learned", "sinusoidal", "rope", "alibi", "t5"]:
     torch.manual_seed(1)
     m = Model(pe).to(dev)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-3)

@@ -9,10 +9,17 @@
 # - ROUNDS rounds (default 3) alternate the programs, the order flipped every round, so slow
 #   drift of the machine hits both; each figure is a median of STEPS timed training steps
 #   (default 20) after warm-up. Printed: the median over rounds and the range.
-# - Every figure carries the CPU model, its vector extensions and the 1-minute load average
-#   taken just before it, with a warning when the load says the machine was not idle (> 0.3).
+# - Every figure carries the CPU model, its vector extensions and the machine's load just
+#   before it: the cores busy with other work over one second while none of the benchmark's
+#   programs run (from /proc/stat; the load average would count the benchmark's own last
+#   program for a minute after it), with a warning when that says the machine was not idle
+#   (> 0.3 cores).
 # - The machine's FP32 FMA peak (bench_fma_peak, all threads) and each step's GFLOP/s
 #   (26.1 GFLOP per canonical step) give the share of peak.
+# - BENCH_ISA=avx2 on an AVX-512 machine emulates an AVX2 one for both programs: ours with
+#   POSLAB_ISA=avx2, PyTorch with its own switch ATEN_CPU_CAPABILITY=avx2 and OpenBLAS's
+#   OPENBLAS_CORETYPE=Haswell (the kernels an AVX2 CPU gets); the peak is the AVX2 one. The
+#   summary says it was emulated.
 # The summary tables (markdown, ready for bench/RESULTS.md) go to BENCH_OUT (default
 # <build>/bench/RESULTS-latest.md); everything else is printed as it runs.
 set -euo pipefail
@@ -21,15 +28,32 @@ threads=${THREADS:-$(nproc)}
 rounds=${ROUNDS:-3}
 steps=${STEPS:-20}
 out=${BENCH_OUT:-$build/bench/RESULTS-latest.md}
-schemes="none learned sinusoidal rope alibi"
+schemes="none learned sinusoidal rope alibi t5"
+isa=${BENCH_ISA:-native}
+ours_isa=() torch_isa=()
+case "$isa" in
+native) ;;
+avx2) ours_isa=(POSLAB_ISA=avx2) torch_isa=(ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell) ;;
+*) echo "bench.sh: BENCH_ISA=$isa; valid: native|avx2" >&2 && exit 2 ;;
+esac
 flop_per_step=26.1 # GFLOP, canonical config (d=128, 4 layers, 4 heads, T=256, batch 16)
 mkdir -p "$(dirname "$out")"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 clean() { env -i PATH="$PATH" HOME="$HOME" LANG="${LANG:-C.UTF-8}" "$@"; }
-ours() { clean OMP_NUM_THREADS="$threads" "$@"; }
-load() { cut -d' ' -f1 /proc/loadavg; }
+ours() { clean OMP_NUM_THREADS="$threads" "${ours_isa[@]}" "$@"; }
+# cores busy over one second, while nothing of ours runs: (busy jiffies / all jiffies) x cores
+load() {
+  local a b
+  a=$(head -1 /proc/stat)
+  sleep 1
+  b=$(head -1 /proc/stat)
+  echo "$a $b" | awk -v n="$(nproc)" '{
+    for (i = 2; i <= 11; i++) { t0 += $i; t1 += $(i + 11) }
+    idle0 = $5 + $6; idle1 = $16 + $17
+    printf "%.2f", (t1 - t0 > 0 ? n * (1 - (idle1 - idle0) / (t1 - t0)) : 0) }'
+}
 has() { grep -qw "$1" /proc/cpuinfo && echo "$1" || echo "no-$1"; }
 cpu="$(lscpu | sed -n 's/^Model name: *//p' | head -1) ($(has avx2) $(has fma) $(has avx512f))"
 # "[cpu, load L]" beside a figure, with a warning when the machine was busy
@@ -44,7 +68,8 @@ section() { echo "== $1  $(tag)"; }
 section "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $threads threads, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} in this shell (not passed on)"
 section "FP32 FMA peak: 12 register-only FMA chains per thread"
 ours "$build/bench/bench_fma_peak" | tee "$tmp/peak"
-peak=$(awk '$1 == "fma_peak" {p = $4} END {print p + 0}' "$tmp/peak") # the widest ISA's
+# the widest ISA's peak, or AVX2's when emulating an AVX2 machine
+peak=$(awk -v i="$isa" '$1 == "fma_peak" && (i == "native" || $2 == i) {p = $4} END {print p + 0}' "$tmp/peak")
 
 have_torch=0
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then have_torch=1; fi
@@ -57,7 +82,7 @@ run_ours() {
   ours "$build/bench/bench_train_step" "$steps" 16 >"$tmp/last"
   cat "$tmp/last"
   awk -v r="$r" -v l="$l" 'NR > 1 {print "ours", $1, $2, l, r}' "$tmp/last" >>"$tmp/train"
-  for pe in rope alibi; do
+  for pe in $schemes; do
     l=$(load)
     ours "$build/bench/bench_eval_long" 4096 "$pe" >"$tmp/last"
     cat "$tmp/last"
@@ -69,7 +94,7 @@ run_torch() {
   shift 2
   l=$(load)
   section "round $r: PyTorch eager, $name"
-  clean "$@" /usr/bin/python3 bench/torch_bench.py "$threads" "$steps" >"$tmp/last"
+  clean "${torch_isa[@]}" "$@" /usr/bin/python3 bench/torch_bench.py "$threads" "$steps" >"$tmp/last"
   cat "$tmp/last"
   awk -v r="$r" -v l="$l" -v n="$name" '$3 == "train" {print n, $2, $4, l, r}' "$tmp/last" >>"$tmp/train"
   awk -v r="$r" -v l="$l" -v n="$name" '$3 == "eval4096" {print n, $2, $4, l, r}' "$tmp/last" >>"$tmp/eval"
@@ -98,8 +123,10 @@ summary "$tmp/eval" >"$tmp/eval.sum"
 get() { awk -v p="$2" -v s="$3" -v f="$4" '$1 == p && $2 == s {print $f}' "$1"; }
 {
   echo "Machine: $cpu, $(nproc) cores, $threads threads; FP32 FMA peak $peak GFLOP/s"
+  [ "$isa" = native ] || echo "Emulated $isa machine: poslab ${ours_isa[*]}, PyTorch ${torch_isa[*]}."
   echo "($(date -u '+%Y-%m-%d %H:%M UTC'), $rounds rounds, medians of $steps steps; load = the"
-  echo "highest 1-minute load average seen before a figure; above 0.3 the machine was not idle)."
+  echo "most cores found busy with other work in the second before a figure's program started;"
+  echo "above 0.3 the machine was not idle)."
   echo
   echo "| scheme | poslab tokens/s | PyTorch default | PyTorch OPENBLAS_NUM_THREADS=1 | ratio | GFLOP/s | share of FMA peak | load |"
   echo "|---|---|---|---|---|---|---|---|"
@@ -121,7 +148,7 @@ get() { awk -v p="$2" -v s="$3" -v f="$4" '$1 == p && $2 == s {print $f}' "$1"; 
   echo
   echo "| evaluation, one window of 4096 | poslab tokens/s | PyTorch (faster setting) | ratio | load |"
   echo "|---|---|---|---|---|"
-  for pe in rope alibi; do
+  for pe in $schemes; do
     o=$(get "$tmp/eval.sum" ours "$pe" 3)
     t=$(awk -v a="$(get "$tmp/eval.sum" torch-default "$pe" 3)" -v b="$(get "$tmp/eval.sum" torch-blas1 "$pe" 3)" 'BEGIN {print (b > a ? b : a) + 0}')
     awk -v pe="$pe" -v o="$o" -v t="$t" -v l="$(get "$tmp/eval.sum" ours "$pe" 6)" \
@@ -143,6 +170,13 @@ section "matmul: the Tensor API against raw cblas_sgemm (environment as found)"
 "$build/bench/bench_matmul"
 section "ops, forward + backward (B*T = 4096 tokens)"
 ours "$build/bench/bench_ops"
+section "the study's schedule: one run at a time on all cores vs one run per core"
+bench/study_schedule.sh "$build" | tee "$tmp/schedule"
+{
+  echo
+  echo "Study schedule (bench/study_schedule.sh):"
+  tail -3 "$tmp/schedule" | sed 's/^/    /'
+} >>"$out.tmp"
 mv "$out.tmp" "$out"
 echo "== summary (also in $out)"
 cat "$out"
