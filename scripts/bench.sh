@@ -170,6 +170,13 @@ section "matmul: the Tensor API against raw cblas_sgemm (environment as found)"
 "$build/bench/bench_matmul"
 section "ops, forward + backward (B*T = 4096 tokens)"
 ours "$build/bench/bench_ops"
+section "the study's schedule: one run at a time on all cores vs one run per core"
+bench/study_schedule.sh "$build" | tee "$tmp/schedule"
+{
+  echo
+  echo "Study schedule (bench/study_schedule.sh):"
+  tail -3 "$tmp/schedule" | sed 's/^/    /'
+} >>"$out.tmp"
 mv "$out.tmp" "$out"
 echo "== summary (also in $out)"
 cat "$out"
