@@ -63,7 +63,7 @@ struct StudyConfig {
   // `--tune`: short runs of each scheme at each learning rate x batch size, `tune_tokens`
   // training tokens each, scored by the loss at T0 over every val window (tuning.csv).
   std::vector<std::string> tune_pes{"rope", "none"};
-  std::vector<double> tune_lrs{1e-3, 2e-3, 4e-3};
+  std::vector<double> tune_lrs{2e-3, 4e-3, 8e-3};
   std::vector<int64_t> tune_batches{16, 32};
   int64_t tune_tokens = 1 << 20;
 
