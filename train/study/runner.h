@@ -6,6 +6,7 @@
 //   model.safetensors, state.safetensors, log.csv, vocab.json   the trainer's (trainer.h)
 //   train_seconds.txt            wall time of the training, in seconds
 //   eval_<scaling>_<L>.json      each evaluation of StudyPlan::evals (EvalResult::json)
+//   sliding.bin, sliding.json    the sliding-window loss of every val target (sliding_cache.h)
 //   mlm.csv                      masked-LM runs: loss on fixed masks, shuffle check (tables.h)
 //   tasks.csv                    task runs: accuracy at each test length (tables.h)
 // A finished run, and each of these files, is reused when the study is run again, unless
