@@ -1,12 +1,59 @@
 #include "train/eval.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 namespace poslab {
+namespace {
+
+// Losses of the windows of L tokens at `offsets`, `batch` windows per forward pass:
+//   out[i L + t] = -ln p(tokens[o_i + t + 1] | tokens[o_i .. o_i + t])
+// Each window is one row of the (B, L) batch and starts at position 0. Memory: one batch's
+// activations (B L C per layer, logits B L V); attention never forms an L x L matrix
+// (nn/attention_op.h).
+std::vector<double> window_losses(const GPT& model, const std::vector<uint16_t>& tokens,
+                                  const std::vector<int64_t>& offsets, int64_t L, int64_t batch) {
+  NoGrad no_grad;
+  int64_t n = static_cast<int64_t>(offsets.size());
+  int64_t per = batch > 0 ? batch : std::max<int64_t>(1, kEvalBatchTokens / L);
+  std::vector<double> out(n * L);
+  for (int64_t w0 = 0; w0 < n; w0 += per) {
+    int64_t B = std::min(per, n - w0);
+    Ids x{std::vector<int32_t>(B * L), {B, L}}, y{std::vector<int32_t>(B * L), {B, L}};
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < L; ++t) {
+        int64_t o = offsets[w0 + b];
+        x.data[b * L + t] = tokens[o + t], y.data[b * L + t] = tokens[o + t + 1];
+      }
+    Tensor rows;  // (B L)
+    model.loss(x, y, &rows);
+    std::vector<double> v = rows.to_vector();
+    std::copy(v.begin(), v.end(), out.begin() + w0 * L);
+  }
+  return out;
+}
+
+// Mean over the W windows at each position: v[w L + t] -> pos[t].
+std::vector<double> position_means(const double* v, int64_t W, int64_t L) {
+  std::vector<double> pos(L, 0.0);
+  for (int64_t w = 0; w < W; ++w)
+    for (int64_t t = 0; t < L; ++t) pos[t] += v[w * L + t];
+  for (double& p : pos) p /= W;
+  return pos;
+}
+
+double range_mean(const std::vector<double>& pos, int64_t start, int64_t end) {
+  double acc = 0;
+  for (int64_t t = start; t < end; ++t) acc += pos[t];
+  return acc / std::max<int64_t>(end - start, 1);
+}
+
+}  // namespace
 
 EvalResult evaluate(const GPT& model, const std::vector<uint16_t>& tokens, int64_t L,
-                    int64_t windows, int64_t buckets, const std::string& split) {
+                    int64_t windows, int64_t buckets, const std::string& split,
+                    std::vector<double>* target_loss, int64_t batch) {
   if (L <= 0) fail("--len: expected a positive length, but got ", L);
   if (buckets <= 0 || buckets > L) fail("--buckets: expected 1..", L, ", but got ", buckets);
   int64_t n = static_cast<int64_t>(tokens.size());
@@ -14,33 +61,60 @@ EvalResult evaluate(const GPT& model, const std::vector<uint16_t>& tokens, int64
     fail("eval: the ", split, " split holds ", n, " tokens, fewer than --len + 1 = ", L + 1);
   int64_t fit = (n - 1) / L;
   int64_t W = windows > 0 ? std::min(windows, fit) : fit;
-  NoGrad no_grad;
+  std::vector<int64_t> offsets(W);
+  for (int64_t w = 0; w < W; ++w) offsets[w] = w * L;
+  std::vector<double> v = window_losses(model, tokens, offsets, L, batch);
   EvalResult r;
   r.len = L;
   r.windows = W;
   r.tokens = L * W;
-  std::vector<double> pos(L, 0.0);
-  double total = 0;
-  for (int64_t w = 0; w < W; ++w) {
-    int64_t o = w * L;
-    Ids x{std::vector<int32_t>(L), {1, L}}, y{std::vector<int32_t>(L), {1, L}};
-    for (int64_t t = 0; t < L; ++t) x.data[t] = tokens[o + t], y.data[t] = tokens[o + t + 1];
-    Tensor rows;
-    model.loss(x, y, &rows);
-    std::vector<double> v = rows.to_vector();
-    for (int64_t t = 0; t < L; ++t) pos[t] += v[t], total += v[t];
-  }
-  for (double& p : pos) p /= W;
-  r.position_loss = pos;
+  double total = 0;  // summed window by window, position by position
+  for (double x : v) total += x;
+  r.position_loss = position_means(v.data(), W, L);
   r.loss = total / r.tokens;
   r.ppl = std::exp(r.loss);
   for (int64_t b = 0; b < buckets; ++b) {
     int64_t s = b * L / buckets, e = (b + 1) * L / buckets;
-    double acc = 0;
-    for (int64_t t = s; t < e; ++t) acc += pos[t];
-    r.buckets.push_back({s, e, acc / std::max<int64_t>(e - s, 1)});
+    r.buckets.push_back({s, e, range_mean(r.position_loss, s, e)});
   }
+  if (target_loss) *target_loss = std::move(v);
   return r;
+}
+
+std::vector<double> sliding_losses(const GPT& model, const std::vector<uint16_t>& tokens,
+                                   int64_t window, int64_t batch) {
+  int64_t n = static_cast<int64_t>(tokens.size());
+  if (window <= 0) fail("sliding window: expected a positive window length, but got ", window);
+  if (n < window + 1)
+    fail("sliding window: the split holds ", n,
+         " tokens, fewer than the window + 1 = ", window + 1);
+  int64_t s = std::max<int64_t>(1, window / 4);
+  std::vector<int64_t> offsets;  // windows at 0, s, 2s, ... whose last target n-1 can reach
+  for (int64_t o = 0; o + window <= n - 1; o += s) offsets.push_back(o);
+  if (offsets.back() + window < n - 1) offsets.push_back(n - 1 - window);  // the split's end
+  std::vector<double> v = window_losses(model, tokens, offsets, window, batch);
+  // Window i (offset o) holds targets o+1 .. o+window; it scores those no earlier window
+  // scored: all of them for the first, then the last s (the last window: what is left).
+  std::vector<double> out(n - 1);
+  int64_t scored = 0;  // targets 1 .. scored are done
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    int64_t o = offsets[i];
+    for (int64_t t = scored + 1; t <= o + window; ++t) out[t - 1] = v[i * window + (t - o - 1)];
+    scored = o + window;
+  }
+  return out;
+}
+
+void add_sliding_loss(EvalResult& r, const std::vector<double>& sliding) {
+  int64_t W = r.windows, L = r.len;
+  if (static_cast<int64_t>(sliding.size()) < W * L)
+    fail("sliding window: an evaluation of ", W, " windows of ", L, " tokens needs the losses of ",
+         W * L, " targets, but the sliding pass has ", sliding.size());
+  double total = 0;
+  for (int64_t i = 0; i < W * L; ++i) total += sliding[i];  // target i + 1
+  r.sliding_loss = total / (W * L);
+  std::vector<double> pos = position_means(sliding.data(), W, L);
+  for (EvalBucket& b : r.buckets) b.sliding_loss = range_mean(pos, b.start, b.end);
 }
 
 std::string EvalResult::json() const {
@@ -51,11 +125,22 @@ std::string EvalResult::json() const {
       loss, ppl, (long long)tokens, (long long)len, (long long)windows);
   std::string s = b;
   for (size_t i = 0; i < buckets.size(); ++i) {
-    std::snprintf(b, sizeof b, "%s{\"start\":%lld,\"end\":%lld,\"loss\":%.17g}", i ? "," : "",
-                  (long long)buckets[i].start, (long long)buckets[i].end, buckets[i].loss);
+    const EvalBucket& k = buckets[i];
+    std::snprintf(b, sizeof b, "%s{\"start\":%lld,\"end\":%lld,\"loss\":%.17g", i ? "," : "",
+                  (long long)k.start, (long long)k.end, k.loss);
+    s += b;
+    if (!std::isnan(k.sliding_loss)) {
+      std::snprintf(b, sizeof b, ",\"sliding_loss\":%.17g", k.sliding_loss);
+      s += b;
+    }
+    s += "}";
+  }
+  s += "]";
+  if (!std::isnan(sliding_loss)) {
+    std::snprintf(b, sizeof b, ",\"sliding_loss\":%.17g", sliding_loss);
     s += b;
   }
-  return s + "]}";
+  return s + "}";
 }
 
 }  // namespace poslab

@@ -14,7 +14,7 @@
 #include "train/study/attend.h"
 #include "train/study/runner.h"
 #include "train/study/schedule.h"
-#include "train/study/standins.h"
+#include "train/study/ngram.h"
 #include "train/study/tables.h"
 #include "train/study/timing.h"
 
@@ -102,10 +102,10 @@ void collect_evals(const StudyConfig& c, const StudyPlan& p) {
       if (!evaluates_at(r, L)) continue;
       const EvalResult res = need_eval(c, r, e, L);
       extra.push_back(
-          {e.run, e.pe, seed, r.corpus, L, sc, res.loss, sliding_loss_of(res), res.windows});
+          {e.run, e.pe, seed, r.corpus, L, sc, res.loss, res.sliding_loss, res.windows});
       for (const EvalBucket& b : res.buckets)
         positions.push_back(
-            {e.run, e.pe, seed, r.corpus, L, sc, b.start, b.end, b.loss, sliding_loss_of(b)});
+            {e.run, e.pe, seed, r.corpus, L, sc, b.start, b.end, b.loss, b.sliding_loss});
     }
   }
   write_rows(c.out + "/extrapolation.csv", extra);

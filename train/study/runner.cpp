@@ -11,6 +11,7 @@
 #include "data/corpus.h"
 #include "data/json.h"
 #include "train/checkpoint.h"
+#include "train/study/sliding_cache.h"
 #include "train/study/tables.h"
 #include "train/study/tasks.h"
 #include "train/study/timing.h"
@@ -59,18 +60,47 @@ Checkpoint ensure_trained(const StudyConfig& c, const RunSpec& r, bool& trained)
   return load_checkpoint(dir + "/model.safetensors", c.device);
 }
 
+// One evaluation at length L under e's scaling (c.buckets position buckets). At L <= T0 every RoPE
+// scaling has s = 1 and is plain RoPE (docs/model.md), so the plain evaluation is reused when
+// it is there (the plan evaluates a run unscaled first).
+EvalResult evaluation_at(const StudyConfig& c, const RunSpec& run, const EvalSpec& e, GPT& model,
+                         const std::vector<uint16_t>& val, int64_t L) {
+  const int64_t T0 = model.config().block_size, windows = eval_windows(c, run, L);
+  if (e.scaling != ScalingKind::none && L <= T0) {
+    EvalSpec plain = e;
+    plain.scaling = ScalingKind::none;
+    if (std::optional<EvalResult> r = read_eval(eval_path(c, plain, L), windows)) return *r;
+  }
+  model.posenc().set_scaling({e.scaling, 0, T0});
+  EvalResult r = evaluate(model, val, L, windows, std::min(c.buckets, L), "val");
+  model.posenc().set_scaling({ScalingKind::none, 0, T0});
+  return r;
+}
+
+// The evaluations of one EvalSpec at every length, each with the sliding-window loss on the
+// same targets. The sliding pass is made once per model (sliding_cache.h) and reused by every
+// length and scaling; under --force it is remade once, with the plain (unscaled) spec. An
+// evaluation cached without a sliding loss only gets it added.
 void evaluate_run(const StudyConfig& c, const RunSpec& r, const EvalSpec& e, GPT& model,
                   const std::vector<uint16_t>& val) {
   std::fprintf(stderr, "%s: evaluate at %lld..%lld (scaling %s)\n", r.name.c_str(),
                (long long)c.lens.front(), (long long)c.lens.back(), scaling_name(e.scaling));
+  const bool sliding_wanted = model.config().causal;  // without a mask it means nothing
+  std::vector<double> sliding;
   for (int64_t L : c.lens) {
     if (!evaluates_at(r, L)) continue;
     const std::string path = eval_path(c, e, L);
-    if (!c.force && read_eval(path, eval_windows(c, r, L))) continue;
-    model.posenc().set_scaling({e.scaling, 0, model.config().block_size});
-    EvalResult res = evaluate(model, val, L, eval_windows(c, r, L), std::min(c.buckets, L), "val");
-    model.posenc().set_scaling({ScalingKind::none, 0, model.config().block_size});
-    write_file_atomic(path, res.json() + "\n");
+    std::optional<EvalResult> res;
+    if (!c.force) res = read_eval(path, eval_windows(c, r, L));
+    if (res && (!sliding_wanted || !std::isnan(res->sliding_loss))) continue;
+    if (!res) res = evaluation_at(c, r, e, model, val, L);
+    if (sliding_wanted) {
+      if (sliding.empty())
+        sliding = run_sliding_losses(c.run_dir(r.name), model, val,
+                                     c.force && e.scaling == ScalingKind::none);
+      add_sliding_loss(*res, sliding);
+    }
+    write_file_atomic(path, res->json() + "\n");
   }
 }
 
@@ -222,20 +252,26 @@ bool evaluates_at(const RunSpec& r, int64_t L) {
   return !(r.train.model.pe == PeKind::learned && L > r.train.model.max_len);
 }
 
+// The numbers of EvalResult::json; a missing "sliding_loss" reads as NaN (not computed).
 std::optional<EvalResult> read_eval(const std::string& path, int64_t windows) {
   if (!fs::exists(path)) return std::nullopt;
+  auto sliding_of = [](const Json& j) {
+    const Json* s = j.find("sliding_loss");
+    return s ? s->as_number() : kNotComputed;
+  };
   try {
     Json j = json_parse(read_file(path), path);
     EvalResult r;
     r.loss = j.find("loss")->as_number();
     r.ppl = std::exp(r.loss);
+    r.sliding_loss = sliding_of(j);
     r.len = static_cast<int64_t>(j.find("len")->as_number());
     r.tokens = static_cast<int64_t>(j.find("tokens")->as_number());
     r.windows = static_cast<int64_t>(j.find("windows")->as_number());
     for (const Json& b : j.find("buckets")->as_array())
       r.buckets.push_back({static_cast<int64_t>(b.find("start")->as_number()),
                            static_cast<int64_t>(b.find("end")->as_number()),
-                           b.find("loss")->as_number()});
+                           b.find("loss")->as_number(), sliding_of(b)});
     if (r.windows == windows) return r;
   } catch (const std::exception&) {
   }

@@ -7,6 +7,7 @@
 //   model_step<N>.safetensors    next-token runs: the model at 80% of the steps
 //   eval_<scaling>_<L>.json      each evaluation of StudyPlan::evals (EvalResult::json)
 //   eval_step<N>_<T0>.json       that kept model at T0 over the same val windows (last20_gain)
+//   sliding.bin, sliding.json    the sliding-window loss of every val target (sliding_cache.h)
 //   mlm.csv                      masked-LM runs: loss on fixed masks, shuffle check (tables.h)
 //   tasks.csv                    task runs: accuracy at each test cell, length x depth (tables.h)
 //   timing.csv                   the seconds of each stage that computed something: train,
