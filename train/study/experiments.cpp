@@ -33,7 +33,9 @@ std::vector<FlagSpec> experiment_flags() {
       {"scale", "full|quick|tiny|large  how big a study (default full; docs/cli.md)"},
       {"quick", "the same pipeline, small: about 5 minutes (= --scale quick)", true},
       {"tiny", "the same pipeline at toy size: seconds, to test it (= --scale tiny)", true},
-      {"steps", "N  training steps of each run on fortunes and kjv (default: of the scale)"},
+      {"steps",
+       "N  training steps of each main and ablation run; kjv and masked-LM runs get half (default: "
+       "of the scale)"},
       {"seeds", "N  seeds per scheme of the main runs (default: 3 full, 5 large, 2 quick)"},
       {"force", "redo every run and evaluation", true},
       {"device", "cpu|cuda (default cpu)"},

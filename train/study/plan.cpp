@@ -30,6 +30,13 @@ TrainOptions base_options(const StudyConfig& c, const std::string& corpus, const
   return o;
 }
 
+// The same options with another step count (kjv, masked LM: a smaller share of the budget).
+TrainOptions with_steps(TrainOptions o, int64_t steps) {
+  o.steps = steps;
+  o.eval_every = std::max<int64_t>(1, steps / 10);
+  return o;
+}
+
 RunSpec run_spec(const StudyConfig& c, const std::string& name, const std::string& corpus,
                  TrainOptions o) {
   o.out = c.run_dir(name);
@@ -67,7 +74,8 @@ void scaling_evals(const StudyConfig& c, StudyPlan& p) {
 void kjv_runs(const StudyConfig& c, StudyPlan& p) {
   for (const std::string& pe : p.pes)
     for (uint64_t seed : first_seeds(c.kjv_seeds))
-      add_lm_run(c, p, kjv_run_name(pe, seed), "kjv", base_options(c, "kjv", pe, seed));
+      add_lm_run(c, p, kjv_run_name(pe, seed), "kjv",
+                 with_steps(base_options(c, "kjv", pe, seed), c.kjv_steps()));
 }
 
 // 4. Ablations: RoPE's base theta; the unscaled sum of token and position vectors (gpt2) for
@@ -91,7 +99,7 @@ void ablation_runs(const StudyConfig& c, StudyPlan& p) {
 void masked_lm_runs(const StudyConfig& c, StudyPlan& p) {
   for (const std::string& pe : mlm_pes())
     for (uint64_t seed : first_seeds(c.mlm_seeds)) {
-      TrainOptions o = base_options(c, "fortunes", pe, seed);
+      TrainOptions o = with_steps(base_options(c, "fortunes", pe, seed), c.mlm_steps());
       o.model.causal = false;
       o.objective = "mlm";
       p.runs.push_back(run_spec(c, mlm_run_name(pe, seed), "fortunes", o));

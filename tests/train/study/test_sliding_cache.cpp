@@ -1,6 +1,7 @@
 // The run folder's cache of the sliding-window losses (train/study/sliding_cache.h) and the
 // evaluation cache's sliding fields (runner.h, read_eval).
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 
@@ -39,13 +40,16 @@ TEST_CASE("sliding cache: computed once, reused for the same model and split, re
   CHECK(first == sliding_losses(model, val, 16));  // f32 losses survive the float32 file
   const std::string bin = read_file(dir.file("sliding.bin"));
   CHECK(bin.size() == 149 * sizeof(float));
-  // reused: the files are not written again
-  auto written = std::filesystem::last_write_time(dir.file("sliding.bin"));
+  // reused: the files are not written again (the file's time is set an hour back, so that a
+  // rewrite shows even within the file system's clock resolution)
+  const auto old =
+      std::filesystem::last_write_time(dir.file("sliding.bin")) - std::chrono::hours(1);
+  std::filesystem::last_write_time(dir.file("sliding.bin"), old);
   CHECK(run_sliding_losses(dir.path(), model, val, false) == first);
-  CHECK(std::filesystem::last_write_time(dir.file("sliding.bin")) == written);
+  CHECK(std::filesystem::last_write_time(dir.file("sliding.bin")) == old);
   // unless asked to recompute
   CHECK(run_sliding_losses(dir.path(), model, val, true) == first);
-  CHECK(std::filesystem::last_write_time(dir.file("sliding.bin")) != written);
+  CHECK(std::filesystem::last_write_time(dir.file("sliding.bin")) != old);
   // another model (other weights): recomputed
   GPT other = small_model(2);
   std::vector<double> second = run_sliding_losses(dir.path(), other, val, false);
