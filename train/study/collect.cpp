@@ -12,9 +12,9 @@
 #include "train/checkpoint.h"
 #include "train/log.h"
 #include "train/study/attend.h"
+#include "train/study/ngram.h"
 #include "train/study/runner.h"
 #include "train/study/schedule.h"
-#include "train/study/ngram.h"
 #include "train/study/tables.h"
 #include "train/study/timing.h"
 
