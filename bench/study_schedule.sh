@@ -18,18 +18,7 @@ steps=${STEPS:-60}
 rounds=${ROUNDS:-3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-has() { grep -qw "$1" /proc/cpuinfo && echo "$1" || echo "no-$1"; }
-cpu="$(lscpu | sed -n 's/^Model name: *//p' | head -1) ($(has avx2) $(has fma) $(has avx512f))"
-# cores busy over one second while nothing of ours runs (as in scripts/bench.sh)
-load() {
-  local a b
-  a=$(head -1 /proc/stat)
-  sleep 1
-  b=$(head -1 /proc/stat)
-  echo "$a $b" | awk -v n="$cores" '{
-    for (i = 2; i <= 11; i++) { t0 += $i; t1 += $(i + 11) }
-    printf "%.2f", n * (1 - (($16 + $17) - ($5 + $6)) / (t1 - t0)) }'
-}
+source "$(dirname "$0")/../scripts/machine.sh" # $cpu, load
 "$poslab" prepare --corpus fortunes --out "$tmp/data" >/dev/null
 seq_poslab=${SEQUENTIAL_POSLAB:-$poslab}
 train() { # binary run-index threads

@@ -43,19 +43,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 clean() { env -i PATH="$PATH" HOME="$HOME" LANG="${LANG:-C.UTF-8}" "$@"; }
 ours() { clean OMP_NUM_THREADS="$threads" "${ours_isa[@]}" "$@"; }
-# cores busy over one second, while nothing of ours runs: (busy jiffies / all jiffies) x cores
-load() {
-  local a b
-  a=$(head -1 /proc/stat)
-  sleep 1
-  b=$(head -1 /proc/stat)
-  echo "$a $b" | awk -v n="$(nproc)" '{
-    for (i = 2; i <= 11; i++) { t0 += $i; t1 += $(i + 11) }
-    idle0 = $5 + $6; idle1 = $16 + $17
-    printf "%.2f", (t1 - t0 > 0 ? n * (1 - (idle1 - idle0) / (t1 - t0)) : 0) }'
-}
-has() { grep -qw "$1" /proc/cpuinfo && echo "$1" || echo "no-$1"; }
-cpu="$(lscpu | sed -n 's/^Model name: *//p' | head -1) ($(has avx2) $(has fma) $(has avx512f))"
+source "$(dirname "$0")/machine.sh" # $cpu, load
 # "[cpu, load L]" beside a figure, with a warning when the machine was busy
 tag() {
   local l
