@@ -207,7 +207,8 @@ void collect_models(const StudyConfig& c, const StudyPlan& p) {
   write_rows(c.out + "/loc.csv", loc);
 }
 
-// timing.csv: the stage times of every corpus and run folder, then this gathering ("report":
+// timing.csv: the stage times of every corpus and run folder (the tuning runs' as "tune <stage>"),
+// then this gathering ("report":
 // the tables, attention and lines of code; the n-gram fits are their own stages; writing
 // REPORT.md afterwards, well under a second, is not counted).
 void collect_timing(const StudyConfig& c, const StudyPlan& p, double report_seconds) {
@@ -216,6 +217,9 @@ void collect_timing(const StudyConfig& c, const StudyPlan& p, double report_seco
     for (const TimingRow& t : read_stages(c.corpus_dir(corpus))) rows.push_back(t);
   for (const RunSpec& r : p.runs)
     for (const TimingRow& t : read_stages(c.run_dir(r.name))) rows.push_back(t);
+  for (const RunSpec& r : tuning_plan(c).runs)  // where --tune (or the full study) made them
+    for (const TimingRow& t : read_stages(c.run_dir(r.name)))
+      rows.push_back({"tune " + t.stage, t.seconds});
   rows.push_back({"report", report_seconds});
   write_rows(c.out + "/timing.csv", rows);
 }

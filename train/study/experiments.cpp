@@ -45,7 +45,10 @@ std::vector<FlagSpec> experiment_flags() {
       {"plan", "print each pending run as a standalone command (for GNU parallel, Slurm)", true},
       {"job", "NAME  make one run of the study (a line of --plan)"},
       {"report", "only gather the finished runs and write the report", true},
-      {"tune", "only the learning-rate x batch-size tuning: short runs -> tuning.csv", true}};
+      {"tune",
+       "only the learning-rate x batch-size tuning: short runs -> tuning.csv (the full and large "
+       "studies make it first)",
+       true}};
 }
 
 StudySize size_from_flags(const Args& a) {
@@ -142,6 +145,9 @@ int cmd_experiments(int argc, char** argv) {
     std::fputs(eta_text(c, p, pending, study_throughput(c, p, 0, 1)).c_str(), stderr);
     return 0;
   }
+  // The full and large studies tune first (short runs, reused when done), so that the report
+  // shows how the learning rate and batch size were chosen; the quick and tiny ones skip it.
+  if (!a.boolean("report", false) && !c.quick) tune_study(c);
   if (!a.boolean("report", false)) make_runs(c, p, jobs);
   std::fprintf(stderr, "gathering the results, writing the report\n");
   collect_results(c, p);

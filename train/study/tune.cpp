@@ -38,7 +38,10 @@ TuneChoice tune_study(const StudyConfig& config) {
   c.lens = {c.ctx};  // the tuning runs are scored at T0 only
   const StudyPlan p = tuning_plan(c);
   prepare_study_data(c, p);
-  run_in_process(c, p, pending_runs(c, p));
+  const std::vector<const RunSpec*> pending = pending_runs(c, p);
+  std::fprintf(stderr, "tuning: %zu of %zu short runs to make, %lld training tokens each\n",
+               pending.size(), p.runs.size(), (long long)c.tune_tokens);
+  run_in_process(c, p, pending);
   std::vector<TuningRow> rows;
   std::map<std::pair<double, int64_t>, std::vector<double>> by_pair;  // (lr, batch) -> losses
   for (size_t i = 0; i < p.runs.size(); ++i) {

@@ -327,4 +327,10 @@ TEST_CASE("--tune: every scheme at every learning rate x batch size, one row eac
     CHECK(t.tokens == t.steps * t.batch * c.ctx);
   }
   CHECK_THAT(read_file(d.file("stdout.txt")), Contains("choice: lr "));
+  // the study gathered in the same folder counts the tuning's stages in timing.csv
+  REQUIRE(sh(std::string(POSLAB_BIN) + " experiments --tiny --out " + out + " > /dev/null") == 0);
+  size_t tune_stages = 0;
+  for (const TimingRow& t : read_rows<TimingRow>(out + "/timing.csv"))
+    tune_stages += t.stage.rfind("tune train tune_", 0) == 0;
+  CHECK(tune_stages == rows.size());
 }
