@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <unistd.h>
@@ -80,6 +81,26 @@ void make_output_dirs(const StudyConfig& c) {
   fs::remove(probe, ec);
 }
 
+// "AMD EPYC (avx2 fma avx512f)": the CPU model and its vector extensions, from /proc/cpuinfo
+// (Linux); empty where there is none.
+std::string cpu_description() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, model, flags;
+  while (std::getline(in, line) && (model.empty() || flags.empty())) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (model.empty() && line.rfind("model name", 0) == 0) model = value;
+    if (flags.empty() && line.rfind("flags", 0) == 0) flags = " " + value + " ";
+  }
+  if (model.empty()) return "";
+  std::string ext;
+  for (const char* f : {"avx2", "fma", "avx512f"})
+    if (flags.find(std::string(" ") + f + " ") != std::string::npos)
+      ext += (ext.empty() ? "" : " ") + std::string(f);
+  return model + " (" + (ext.empty() ? "no AVX2" : ext) + ")";
+}
+
 void write_study_report(const StudyConfig& c, double seconds) {
   ReportInfo info;
   const std::string size = study_size_name(c.size);
@@ -93,6 +114,7 @@ void write_study_report(const StudyConfig& c, double seconds) {
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
   info.date = date;
   info.machine = std::to_string(std::thread::hardware_concurrency()) + " CPU threads";
+  if (const std::string cpu = cpu_description(); !cpu.empty()) info.machine += ", " + cpu;
   if (c.device == Device::cuda) info.machine += ", " + cuda_device_name();
   info.quick = c.quick;
   info.total_seconds = seconds;

@@ -270,9 +270,13 @@ void figures_section(Markdown& md, const Study& s) {
   for (const auto& path : plot_attention(s)) {
     const std::string pe =
         path.substr(path.find("attention_") + 10, path.size() - path.find("attention_") - 14);
+    long positions = 0;
+    for (const auto& a : *s.attention)
+      if (a.pe == pe) positions = std::max(positions, a.query + 1);
     md.figure(path, "attention, " + pe,
-              "attention weights of the " + pe +
-                  " model on one val window (its first 64 positions), every head (columns) "
+              "attention weights of the " + pe + " model on one val window (its first " +
+                  std::to_string(positions) +
+                  " positions), every head (columns) "
                   "of the first and the last layer (rows); row = query position, column = key. "
                   "Colour on a square-root scale (weight 0.01 is already a tenth of the way), so "
                   "spread-out attention stays visible; one scale for every panel.");

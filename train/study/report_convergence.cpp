@@ -81,7 +81,9 @@ void timing_table(Markdown& md, const Study& s) {
   md.table(
       "Compute time of the study: timing.csv holds every stage that computed something (a "
       "stage reused from an earlier invocation keeps the time it took then), summed here by "
-      "kind (the first word of the stage).",
+      "kind (the first word of the stage). Stages made at the same time (`--jobs N`, one run "
+      "per core) each count their own wall time, so with N jobs the sum is up to N times the "
+      "wall time of the study.",
       {"stage kind", "stages", "seconds", "share"}, rows);
 }
 
