@@ -90,16 +90,21 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     const T* pa = static_cast<const T*>(a.storage()->data());
     const T* pb = static_cast<const T*>(b.storage()->data());
     T* po = out.data<T>();
-    // small products: threads over batches (BLAS runs single-threaded inside a parallel region)
-#pragma omp parallel for if (parallel_batches)
-    for (int64_t i = 0; i < nb; ++i) {
+    auto one = [&](int64_t i) {
       const T* A = pa + row_offset(i, bshape, sa, a.offset());
       const T* B = pb + row_offset(i, bshape, sb, b.offset());
-      if (K == 0) {
-        std::fill(po + i * M * N, po + (i + 1) * M * N, T(0));
-        continue;
-      }
+      if (K == 0) return std::fill(po + i * M * N, po + (i + 1) * M * N, T(0));
       gemm<T>(oa.trans, ob.trans, M, N, K, T(1), A, oa.ld, B, ob.ld, T(0), po + i * M * N, N);
+    };
+    // Small products: threads over batches (each product then runs on one thread). Otherwise
+    // no parallel region of our own at all: an `if(false)` region is still a region, and the
+    // product's threads would become a nested team, which libgomp starts afresh (new threads)
+    // on every call.
+    if (parallel_batches) {
+#pragma omp parallel for
+      for (int64_t i = 0; i < nb; ++i) one(i);
+    } else {
+      for (int64_t i = 0; i < nb; ++i) one(i);
     }
   });
   return out;
