@@ -23,7 +23,8 @@
 // unit-stride stream and pads ragged edges with zeros; the packed B block (KC x N) stays in
 // L2 and each MR x KC strip of A in L1 while it sweeps across every panel of B. (Goto packs A
 // as well, against TLB misses on huge matrices; at this model's sizes reading it in place
-// measured faster.) MR and NR come
+// measured faster. Stored B whose panels are all full is read in place too: its rows already
+// are panel rows, only further apart.) MR and NR come
 // from the micro-kernel (12 x 32 with AVX-512, 6 x 16 with AVX2: sgemm_avx512.cpp,
 // sgemm_avx2.cpp). Every C element is summed in the same order whatever the thread count
 // (threads split rows only), so results are deterministic.
@@ -103,10 +104,29 @@ void pack_panel(const Product& p, int64_t pc, int64_t jp, float* bp) {
   p.uk.pack_b(p.B, p.tb, p.ldb, pc, kc, jp * p.uk.nr, p.N, bp + jp * p.uk.nr * kc);
 }
 
-// The C tiles [t0, t1) (tile t = strip t / panels, panel t % panels) of k-block pc, against
-// packed panels of B: panel jp at bp + jp*panel_stride, row k of it at k*NR.
-void run_tiles(const Product& p, int64_t pc, const float* bp, int64_t panel_stride, int64_t t0,
-               int64_t t1) {
+// Where the micro-kernel reads B's panels for one k-block: panel jp at data + jp*panel_stride,
+// row k of it at k*row_stride.
+struct Panels {
+  const float* data;
+  int64_t panel_stride, row_stride;
+};
+
+// Stored (not transposed) B whose panels are all full needs no packing: its rows already are
+// the panel rows the micro-kernel reads (NR contiguous floats per k), ldb apart instead of NR.
+// This is dW = dy^T x, whose B is a whole activation (4096 x 128 or x 512 in a canonical
+// step), and dx = dy W. A ragged last panel is still packed, for its zeros.
+bool b_in_place(const Product& p) {
+  return !p.tb && p.N % p.uk.nr == 0;
+}
+
+// Block pc of B read in place (b_in_place), or packed at bp by pack_panel.
+Panels panels_of(const Product& p, int64_t pc, const float* bp) {
+  if (b_in_place(p)) return {p.B + pc * p.ldb, p.uk.nr, p.ldb};
+  return {bp, p.uk.nr * std::min(KC, p.K - pc), p.uk.nr};
+}
+
+// The C tiles [t0, t1) (tile t = strip t / panels, panel t % panels) of k-block pc.
+void run_tiles(const Product& p, int64_t pc, const Panels& b, int64_t t0, int64_t t1) {
   const int64_t MR = p.uk.mr, NR = p.uk.nr, panels = p.panels(), kc = std::min(KC, p.K - pc);
   const float beta = pc == 0 ? p.beta : 1.f;  // later k-blocks accumulate onto C
   std::vector<float>& ap = a_buffer();
@@ -129,8 +149,8 @@ void run_tiles(const Product& p, int64_t pc, const float* bp, int64_t panel_stri
       }
     }
     const float* bias = pc == 0 && p.bias ? p.bias + c : nullptr;  // once, with the first block
-    p.uk.micro(kc, a, rs, cs, bp + jp * panel_stride, p.alpha, beta, bias, p.C + r * p.ldc + c,
-               p.ldc, std::min(MR, p.M - r), std::min(NR, p.N - c));
+    p.uk.micro(kc, a, rs, cs, b.data + jp * b.panel_stride, b.row_stride, p.alpha, beta, bias,
+               p.C + r * p.ldc + c, p.ldc, std::min(MR, p.M - r), std::min(NR, p.N - c));
   }
 }
 
@@ -170,10 +190,11 @@ void sgemm(const SgemmKernel& uk, bool ta, bool tb, int64_t M, int64_t N, int64_
   }
   const Product p{uk, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias};
   const int64_t tiles = p.strips() * p.panels();
+  const bool in_place = b_in_place(p);
   std::vector<float>& bp = b_buffer();
   // sized for this product's depth: attention's Q K^T (K = D = 32) against thousands of keys
   // would otherwise hold KC / D = 8 times the memory it uses, per thread
-  bp.resize(static_cast<size_t>(p.panels() * uk.nr * std::min(KC, K)));
+  if (!in_place) bp.resize(static_cast<size_t>(p.panels() * uk.nr * std::min(KC, K)));
   float* bpd = bp.data();
   // Threads only for products big enough to pay for waking them, and never nested: the
   // attention kernel already calls us from inside its own parallel loop. Serial products
@@ -181,8 +202,20 @@ void sgemm(const SgemmKernel& uk, bool ta, bool tb, int64_t M, int64_t N, int64_
   // and attention makes thousands of small products per step.
   if (omp_in_parallel() || M * N * K < (int64_t(1) << 18) || omp_get_max_threads() == 1) {
     for (int64_t pc = 0; pc < K; pc += KC) {
-      for (int64_t jp = 0; jp < p.panels(); ++jp) pack_panel(p, pc, jp, bpd);
-      run_tiles(p, pc, bpd, uk.nr * std::min(KC, K - pc), 0, tiles);
+      if (!in_place)
+        for (int64_t jp = 0; jp < p.panels(); ++jp) pack_panel(p, pc, jp, bpd);
+      run_tiles(p, pc, panels_of(p, pc, bpd), 0, tiles);
+    }
+    return;
+  }
+  // B in place: nothing is shared between the threads, so no barrier. Each thread keeps the
+  // same tiles in every k-block, so each C element is still summed in order by one thread.
+  if (in_place) {
+#pragma omp parallel
+    {
+      const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
+      for (int64_t pc = 0; pc < K; pc += KC)
+        run_tiles(p, pc, panels_of(p, pc, nullptr), tiles * id / nt, tiles * (id + 1) / nt);
     }
     return;
   }
@@ -196,7 +229,7 @@ void sgemm(const SgemmKernel& uk, bool ta, bool tb, int64_t M, int64_t N, int64_
     for (int64_t pc = 0; pc < K; pc += KC) {
 #pragma omp for schedule(static)
       for (int64_t jp = 0; jp < p.panels(); ++jp) pack_panel(p, pc, jp, bpd);
-      run_tiles(p, pc, bpd, uk.nr * std::min(KC, K - pc), tiles * id / nt, tiles * (id + 1) / nt);
+      run_tiles(p, pc, panels_of(p, pc, bpd), tiles * id / nt, tiles * (id + 1) / nt);
       if (pc + KC < K) {
 #pragma omp barrier
       }  // the next block repacks B only once every tile of this one is done
@@ -222,7 +255,7 @@ void sgemm_prepacked(const SgemmKernel& uk, bool ta, int64_t M, int64_t n, int64
   const Product p{uk, ta, false, M, n, kc, alpha, A, lda, nullptr, 0, beta, C, ldc, nullptr};
   // the same k-blocks as sgemm, so the same sums in the same order: identical results
   for (int64_t pc = 0; pc < kc; pc += KC)
-    run_tiles(p, pc, b.data + pc * uk.nr, uk.nr * b.K, 0, p.strips() * p.panels());
+    run_tiles(p, pc, Panels{b.data + pc * uk.nr, uk.nr * b.K, uk.nr}, 0, p.strips() * p.panels());
 }
 
 }  // namespace poslab::kernel

@@ -19,9 +19,11 @@ struct SgemmKernel {
   // C[0:h, 0:w] = alpha * sum_k a[0:mr, k] b[k, 0:nr] + beta * C (beta == 0 never reads C),
   // plus bias[0:w] on every row when bias is not null (the epilogue of a linear layer).
   // Element (i,k) of the A strip is a[i*rs + k*cs]: (1, mr) packed, (1, lda) for stored A^T
-  // read in place, (lda, 1) for stored A read in place.
-  void (*micro)(int64_t kc, const float* a, int64_t rs, int64_t cs, const float* b, float alpha,
-                float beta, const float* bias, float* C, int64_t ldc, int64_t h, int64_t w);
+  // read in place, (lda, 1) for stored A read in place. Row k of the B panel starts at
+  // b + k*bs: bs = nr packed, ldb for a panel of stored B read in place.
+  void (*micro)(int64_t kc, const float* a, int64_t rs, int64_t cs, const float* b, int64_t bs,
+                float alpha, float beta, const float* bias, float* C, int64_t ldc, int64_t h,
+                int64_t w);
 };
 
 extern const SgemmKernel sgemm_avx2_kernel;    // 6 x 16, ymm registers, AVX2 + FMA

@@ -83,14 +83,14 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_tile(
 // Element (i,k) of the A strip is a[i*rs + k*cs]: (rs, cs) = (1, MR) for a packed strip,
 // (1, lda) for a full strip of stored A^T and (lda, 1) for one of stored A, both read in place.
 __attribute__((target("avx2,fma"))) void micro_kernel(int64_t kc, const float* a, int64_t rs,
-                                                      int64_t cs, const float* b, float alpha,
-                                                      float beta, const float* bias, float* C,
-                                                      int64_t ldc, int64_t h, int64_t w) {
+                                                      int64_t cs, const float* b, int64_t bs,
+                                                      float alpha, float beta, const float* bias,
+                                                      float* C, int64_t ldc, int64_t h, int64_t w) {
   __m256 acc[MR][2];
 #pragma GCC unroll 6
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
   if (rs == 1) {
-    for (int64_t k = 0; k < kc; ++k, a += cs, b += NR) {
+    for (int64_t k = 0; k < kc; ++k, a += cs, b += bs) {
       __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
 #pragma GCC unroll 6
       for (int i = 0; i < MR; ++i) {
@@ -103,7 +103,7 @@ __attribute__((target("avx2,fma"))) void micro_kernel(int64_t kc, const float* a
     const float* row[MR];
 #pragma GCC unroll 6
     for (int i = 0; i < MR; ++i) row[i] = a + i * rs;
-    for (int64_t k = 0; k < kc; ++k, b += NR) {
+    for (int64_t k = 0; k < kc; ++k, b += bs) {
       __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
 #pragma GCC unroll 6
       for (int i = 0; i < MR; ++i) {

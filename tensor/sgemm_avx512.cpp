@@ -48,14 +48,14 @@ __attribute__((target("avx512f"))) void pack_b_panel(const float* B, bool tb, in
 // Element (i,k) of the A strip is a[i*rs + k*cs]: (rs, cs) = (1, MR) for a packed strip,
 // (1, lda) for a full strip of stored A^T and (lda, 1) for one of stored A, both read in place.
 __attribute__((target("avx512f"))) void micro_kernel(int64_t kc, const float* a, int64_t rs,
-                                                     int64_t cs, const float* b, float alpha,
-                                                     float beta, const float* bias, float* C,
-                                                     int64_t ldc, int64_t h, int64_t w) {
+                                                     int64_t cs, const float* b, int64_t bs,
+                                                     float alpha, float beta, const float* bias,
+                                                     float* C, int64_t ldc, int64_t h, int64_t w) {
   __m512 acc[MR][2];
 #pragma GCC unroll 12
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
   if (rs == 1) {
-    for (int64_t k = 0; k < kc; ++k, a += cs, b += NR) {
+    for (int64_t k = 0; k < kc; ++k, a += cs, b += bs) {
       __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
 #pragma GCC unroll 12
       for (int i = 0; i < MR; ++i) {
@@ -66,7 +66,7 @@ __attribute__((target("avx512f"))) void micro_kernel(int64_t kc, const float* a,
     }
   } else {  // rows of stored A (cs == 1): three row pointers, each reaching four rows
     const float *a0 = a, *a4 = a + 4 * rs, *a8 = a + 8 * rs;
-    for (int64_t k = 0; k < kc; ++k, ++a0, ++a4, ++a8, b += NR) {
+    for (int64_t k = 0; k < kc; ++k, ++a0, ++a4, ++a8, b += bs) {
       __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
 #pragma GCC unroll 4
       for (int i = 0; i < 4; ++i) {

@@ -3,6 +3,8 @@
 // multiples of the tile), K past one packed block (KC = 256), leading dimensions wider than the
 // matrix, alpha/beta, and beta = 0 over a C full of NaN (which must not be read). A kernel the
 // CPU lacks is skipped with a warning (OpenBLAS runs there instead).
+#include <omp.h>
+#include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -65,6 +67,10 @@ std::vector<Case> layout_cases() {
       cases.push_back({ta, tb, 50, 32, 300, 1.f, 1.f});  // one AVX-512 panel: A read in place
       cases.push_back({ta, tb, 50, 12, 40, 1.f, 1.f});   // one AVX2 panel: A read in place
       cases.push_back({ta, tb, 7, 9, 3, 1.f, 0.f});      // one partial column of 8 past 8
+      // Full panels (N a multiple of 16 and 32): stored B is read in place, without packing;
+      // big enough for the threads (M N K >= 2^18), three k-blocks, as dW = dy^T x.
+      cases.push_back({ta, tb, 97, 64, 600, 1.f, 0.5f});
+      cases.push_back({ta, tb, 40, 96, 1000, 1.f, 0.f});
     }
   return cases;
 }
@@ -173,5 +179,30 @@ TEST_CASE("sgemm's bias epilogue gives the bits of C = bias, then beta = 1", "[t
       INFO(uk->name << ": M=" << M << " N=" << N << " K=" << K);
       REQUIRE(got == want);
     }
+  }
+}
+
+TEST_CASE("sgemm gives the same bits on one thread and on several", "[tensor][gemm]") {
+  // Threads split C's tiles, never a sum: every element is summed in the same order whatever
+  // the thread count, with B packed or read in place (tb = false, full panels).
+  for (const kernel::SgemmKernel* uk : runnable_kernels()) {
+    Generator g(11);
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (auto [M, N, K] : std::vector<std::array<int64_t, 3>>{{97, 64, 600}, {130, 70, 520}}) {
+          std::vector<float> A(M * K), B(N * K), one(M * N), many(M * N);
+          for (auto& v : A) v = float(g.normal());
+          for (auto& v : B) v = float(g.normal());
+          const int threads = omp_get_max_threads();
+          omp_set_num_threads(1);
+          kernel::sgemm(*uk, ta, tb, M, N, K, 1.f, A.data(), ta ? M : K, B.data(), tb ? K : N, 0.f,
+                        one.data(), N);
+          omp_set_num_threads(std::max(threads, 2));
+          kernel::sgemm(*uk, ta, tb, M, N, K, 1.f, A.data(), ta ? M : K, B.data(), tb ? K : N, 0.f,
+                        many.data(), N);
+          omp_set_num_threads(threads);
+          INFO(uk->name << ": ta=" << ta << " tb=" << tb << " M=" << M << " N=" << N << " K=" << K);
+          REQUIRE(one == many);
+        }
   }
 }
