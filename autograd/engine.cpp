@@ -5,7 +5,8 @@
 // 2. Walk them in reverse order: a meta's gradient is complete once every op that used it has
 //    run, so its grad_fn's backward is called once, with the summed gradient.
 // 3. Accumulate (+=) each returned gradient into the input's meta. A tensor used twice (the
-//    tied wte) receives the sum of both paths.
+//    tied wte) receives the sum of both paths. An op whose gradient fills only part of its
+//    input (slice) adds it into that part of the input's buffer instead (Node::add_into).
 // 4. Free as we go: an intermediate's gradient and its node (with the tensors it saved) are
 //    released right after use, so memory falls back after each step.
 #include <unordered_set>
@@ -72,6 +73,17 @@ static void accumulate(AutogradMeta& m, const Tensor& g) {
   }
 }
 
+// The node's input's gradient buffer, for add_into: zeros when none arrived yet, and a
+// contiguous copy when the buffer it holds is shared or a view (an intermediate's first
+// gradient may alias another tensor, which must not change, or be an expanded scalar).
+static const Tensor& own_grad(AutogradMeta& m, const Shape& shape, const Tensor& like) {
+  if (!m.grad)
+    m.grad = std::make_shared<Tensor>(Tensor::zeros(shape, like.dtype(), like.device()));
+  else if (m.grad_fn && (m.grad->storage().use_count() != 1 || !m.grad->is_contiguous()))
+    m.grad = std::make_shared<Tensor>(m.grad->clone());
+  return *m.grad;
+}
+
 void backward(const Tensor& root, const Tensor& grad) {
   if (!root.requires_grad())
     fail(
@@ -113,7 +125,12 @@ void backward(const Tensor& root, const Tensor& grad) {
     std::shared_ptr<Node> node = std::move(m->grad_fn);
     m->graph_freed = true;
     std::shared_ptr<Tensor> g = std::move(m->grad);
-    if (!g) continue;  // no gradient flowed here
+    if (!g) continue;                           // no gradient flowed here
+    if (node->add_into && !g_detect_anomaly) {  // straight into the input's buffer
+      if (node->inputs.size() == 1 && node->inputs[0])
+        node->add_into(own_grad(*node->inputs[0], node->input_shapes[0], *g), *g);
+      continue;
+    }
     std::vector<Tensor> grads = node->backward(*g);
     g.reset();
     for (size_t i = 0; i < node->inputs.size(); ++i) {

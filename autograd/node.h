@@ -23,6 +23,13 @@ struct Node {
   std::vector<std::shared_ptr<AutogradMeta>> inputs;  // null: that input needs no gradient
   std::vector<Shape> input_shapes;                    // each gradient must match its input
   BackwardFn backward;
+  // Optional, for an op whose gradient is zero outside one part of its single input (slice):
+  // adds dL/d(output) into that part of the input's gradient buffer, which the engine hands
+  // over zero-filled or already holding other contributions. The engine then calls this
+  // instead of `backward`, which would build a full-size gradient, mostly zeros, only for it
+  // to be added: q, k and v are three slices of one fused projection, and each of them paid
+  // a fill and an add the size of all three.
+  std::function<void(const Tensor& input_grad, const Tensor& dout)> add_into;
 };
 
 // Grad mode: thread-local, on by default. Under a NoGrad scope no node is recorded.

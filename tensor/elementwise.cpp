@@ -137,15 +137,42 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 
 void add_(const Tensor& dst, const Tensor& src, double alpha) {
   check_same("add_", dst, src);
-  if (!dst.is_contiguous())
-    fail("add_: expected a contiguous destination, but got strides ", shape_str(dst.strides()));
+  const bool strided = !dst.is_contiguous();
+  if (strided && dst.device() == Device::cuda)
+    fail("add_: expected a contiguous destination on the GPU, but got strides ",
+         shape_str(dst.strides()));
   if (broadcast_shapes("add_", dst.shape(), src.shape()) != dst.shape())
     fail("add_: cannot add shape ", shape_str(src.shape()), " into ", shape_str(dst.shape()));
+  for (int64_t d = 0; d < dst.dim(); ++d)
+    if (dst.strides()[d] == 0 && dst.shape()[d] > 1)
+      fail("add_: the destination ", shape_str(dst.shape()), " with strides ",
+           shape_str(dst.strides()), " repeats elements (an expanded view): no in-place add");
   if (dst.device() == Device::cuda) return cuda::add_(dst, src, alpha);
   dispatch(dst.dtype(), [&](auto zero) {
     using T = decltype(zero);
     T al = static_cast<T>(alpha);
-    map2<T>(dst, dst, src, [al](T x, T y) { return x + al * y; });
+    if (!strided) return map2<T>(dst, dst, src, [al](T x, T y) { return x + al * y; });
+    // A view (a slice of a gradient buffer, autograd's slice backward): walk its rows. The
+    // view's elements are distinct (a slice never overlaps itself), so rows can be threads.
+    const Shape& shape = dst.shape();
+    int64_t n = dst.numel();
+    if (n == 0) return;
+    Shape sd = dst.strides(), ss = broadcast_strides(src, shape);
+    int64_t inner = shape.empty() ? 1 : shape.back(), rows = n / inner;
+    int64_t id = shape.empty() ? 0 : sd.back(), is = shape.empty() ? 0 : ss.back();
+    T* pd = static_cast<T*>(dst.storage()->data());
+    const T* ps = static_cast<const T*>(src.storage()->data());
+#pragma omp parallel for if (n > kParallelGrain)
+    for (int64_t r = 0; r < rows; ++r) {
+      T* rd = pd + row_offset(r, shape, sd, dst.offset());
+      const T* rs = ps + row_offset(r, shape, ss, src.offset());
+      if (id == 1 && is == 1) {
+#pragma omp simd
+        for (int64_t i = 0; i < inner; ++i) rd[i] += al * rs[i];
+      } else {
+        for (int64_t i = 0; i < inner; ++i) rd[i * id] += al * rs[i * is];
+      }
+    }
   });
 }
 

@@ -29,8 +29,9 @@ Tensor unary(UnaryOp op, const Tensor& x);
 Tensor pow_scalar(const Tensor& x, double p);                        // x^p
 Tensor affine(const Tensor& x, double scale, double shift);          // x*scale + shift
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);  // cond != 0 ? a : b
-void add_(const Tensor& dst, const Tensor& src, double alpha = 1);   // dst += alpha*src
-void scale_(const Tensor& dst, double alpha);                        // dst *= alpha
+// dst += alpha*src; dst may be a strided view (a slice) on the CPU, never an expanded one
+void add_(const Tensor& dst, const Tensor& src, double alpha = 1);
+void scale_(const Tensor& dst, double alpha);  // dst *= alpha
 bool all_finite(const Tensor& x);
 // Index of the first of xs holding a NaN or +-inf, or -1: on the GPU one launch and one
 // read-back for the whole list (the trainer checks every weight after every update).

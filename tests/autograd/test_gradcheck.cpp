@@ -116,6 +116,19 @@ TEST_CASE("gradcheck: ops: views and non-contiguous inputs", "[gradcheck]") {
                   {x});
   CHECK_GRADCHECK(
       "ops: slice", [](auto& v) { return slice(v[0], 2, 1, 4, 2); }, {x}, named({"x"}));
+  // Slices add their gradient into the input's buffer (Node::add_into): side by side and
+  // overlapping slices of a leaf and of an intermediate, with full-size uses of both, one of
+  // which reaches the intermediate as an aliased gradient and one as an expanded scalar.
+  CHECK_GRADCHECK(
+      "ops: slices into one gradient",
+      [](auto& v) {
+        Tensor h = mul(v[0], v[0]);
+        Tensor full = add(h, scale(v[0], 2.0));  // h's first gradient aliases v[0]'s
+        Tensor part = add(mul(slice(h, 2, 1, 3), slice(v[0], 2, 0, 2)),
+                          mul(slice(h, 2, 2, 4), slice(v[0], 2, 1, 4, 2)));
+        return add(add(sum(full), sum(part)), sum(slice(mul(h, h), 1, 0, 3, 2)));
+      },
+      {x}, named({"x"}));
   CHECK_GRADCHECK(
       "ops: expand",
       [](auto& v) {

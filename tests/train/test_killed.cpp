@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
@@ -78,7 +79,14 @@ TEST_CASE(
   test::TempDir dir;
   make_corpus(dir);
   const int steps = 30;
+  auto t0 = std::chrono::steady_clock::now();
   REQUIRE(wait_exit(spawn(train_args(dir, dir.file("straight"), steps))) == 0);
+  // Kill moments are drawn within the uninterrupted run's own duration, so that a faster
+  // build still gets killed mid-run (a fixed 0.6 s window let the whole run finish first).
+  const int64_t run_us = std::max<int64_t>(
+      20000,
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
+          .count());
   std::string out = dir.file("killed");
   Generator g(42);
   int kills = 0, last_step = 0;
@@ -87,8 +95,9 @@ TEST_CASE(
     auto args = train_args(dir, out, steps);
     if (fs::exists(out + "/state.safetensors")) args.push_back("--resume");
     pid_t pid = spawn(args);
-    // somewhere in the first ~0.6 s: start-up, a step, or a checkpoint write
-    std::this_thread::sleep_for(std::chrono::microseconds(20000 + g.next_u64() % 600000));
+    // somewhere in the run: start-up, a step, or a checkpoint write
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(run_us / 50 + g.next_u64() % (run_us * 9 / 10)));
     kill(pid, SIGKILL);
     int code = wait_exit(pid);
     if (code == 0) {  // it finished before the kill
