@@ -39,12 +39,12 @@ void rope_tables(const RopeFrequencies& f, int64_t pos0, int64_t T, DType dtype,
 // Pair i < r/2 of each head is (lo, hi) = (2i, 2i+1) interleaved, (i, i + r/2) half:
 //   y[lo] = x[lo] c - sign x[hi] s
 //   y[hi] = sign x[lo] s + x[hi] c
-// and dims r..D-1 are copied (the identity, in both directions).
-template <class T>
-static void rope_kernel(const Tensor& x, const T* cos, const T* sin, int64_t r, bool half_layout,
-                        T* y, T sign) {
+// and dims r..D-1 are copied (the identity, in both directions). The layout is a template
+// argument so that the pair offsets are constants: the loop over pairs then vectorises (the
+// interleaved pairs by even/odd shuffles); with the layout a run-time value it stayed scalar.
+template <class T, bool Half>
+static void rope_kernel(const Tensor& x, const T* cos, const T* sin, int64_t r, T* y, T sign) {
   int64_t B = x.size(0), Tn = x.size(1), H = x.size(2), D = x.size(3), half = r / 2;
-  int64_t lo_step = half_layout ? 1 : 2, hi_off = half_layout ? half : 1;
   const T* px = x.data<T>();
   int64_t sb = x.strides()[0], st = x.strides()[1], sh = x.strides()[2];
 #pragma omp parallel for collapse(2) if (x.numel() > (1 << 14))
@@ -54,11 +54,12 @@ static void rope_kernel(const Tensor& x, const T* cos, const T* sin, int64_t r, 
         const T* xr = px + b * sb + t * st + h * sh;
         T* yr = y + ((b * Tn + t) * H + h) * D;
         const T *c = cos + t * half, *s = sin + t * half;
+#pragma omp simd
         for (int64_t i = 0; i < half; ++i) {
-          int64_t lo = i * lo_step, hi = lo + hi_off;
-          T x0 = xr[lo], x1 = xr[hi];
-          yr[lo] = x0 * c[i] - sign * x1 * s[i];
-          yr[hi] = sign * x0 * s[i] + x1 * c[i];
+          const int64_t lo = Half ? i : 2 * i, hi = Half ? i + half : 2 * i + 1;
+          T x0 = xr[lo], x1 = xr[hi], ss = sign * s[i];
+          yr[lo] = x0 * c[i] - x1 * ss;
+          yr[hi] = x0 * ss + x1 * c[i];
         }
         for (int64_t d = r; d < D; ++d) yr[d] = xr[d];
       }
@@ -73,8 +74,12 @@ static Tensor rope_apply(const Tensor& x_in, const Tensor& cos, const Tensor& si
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    rope_kernel<T>(x, cos.data<T>(), sin.data<T>(), 2 * cos.size(1), half_layout, y.data<T>(),
-                   static_cast<T>(sign));
+    if (half_layout)
+      rope_kernel<T, true>(x, cos.data<T>(), sin.data<T>(), 2 * cos.size(1), y.data<T>(),
+                           static_cast<T>(sign));
+    else
+      rope_kernel<T, false>(x, cos.data<T>(), sin.data<T>(), 2 * cos.size(1), y.data<T>(),
+                            static_cast<T>(sign));
   });
   return y;
 }
