@@ -114,7 +114,9 @@ struct Panels {
 // Stored (not transposed) B whose panels are all full needs no packing: its rows already are
 // the panel rows the micro-kernel reads (NR contiguous floats per k), ldb apart instead of NR.
 // This is dW = dy^T x, whose B is a whole activation (4096 x 128 or x 512 in a canonical
-// step), and dx = dy W. A ragged last panel is still packed, for its zeros.
+// step), and dx = dy W. A ragged last panel is still packed, for its zeros. Measured on the
+// model's dW products, alternating, 3 rounds: on two threads the AVX-512 kernel ran them 0-25%
+// faster so; the AVX2 kernel's times did not change either way.
 bool b_in_place(const Product& p) {
   return !p.tb && p.N % p.uk.nr == 0;
 }
