@@ -128,6 +128,9 @@ void write_study_report(const StudyConfig& c, double seconds) {
 void make_runs(const StudyConfig& c, const StudyPlan& p, int64_t jobs_flag) {
   std::vector<const RunSpec*> runs = pending_runs(c, p);
   std::fprintf(stderr, "%zu of %zu runs to make\n", runs.size(), p.runs.size());
+  // Nothing to train: no expected time (the earlier runs' speed says nothing of how many ran
+  // at once, so a figure for "all runs" would be a guess).
+  if (runs.empty()) return;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int jobs = static_cast<int>(jobs_flag);
   double measured = 0;
