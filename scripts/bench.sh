@@ -30,10 +30,11 @@ steps=${STEPS:-20}
 out=${BENCH_OUT:-$build/bench/RESULTS-latest.md}
 schemes="none learned sinusoidal rope alibi t5"
 isa=${BENCH_ISA:-native}
-ours_isa=() torch_isa=()
+ours_isa=() torch_isa=() matmul_isa=()
 case "$isa" in
 native) ;;
-avx2) ours_isa=(POSLAB_ISA=avx2) torch_isa=(ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell) ;;
+avx2) ours_isa=(POSLAB_ISA=avx2) torch_isa=(ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell)
+  matmul_isa=(POSLAB_ISA=avx2 OPENBLAS_CORETYPE=Haswell) ;;
 *) echo "bench.sh: BENCH_ISA=$isa; valid: native|avx2" >&2 && exit 2 ;;
 esac
 flop_per_step=26.1 # GFLOP, canonical config (d=128, 4 layers, 4 heads, T=256, batch 16)
@@ -154,8 +155,8 @@ for pe in rope alibi; do ours "$build/bench/bench_eval_long" 8192 "$pe" | tee -a
 } >>"$out.tmp"
 
 # The kernels one at a time (not compared with PyTorch): development figures.
-section "matmul: the Tensor API against raw cblas_sgemm (environment as found)"
-"$build/bench/bench_matmul"
+section "matmul: the Tensor API against raw cblas_sgemm (environment as found${matmul_isa[*]:+, with ${matmul_isa[*]}})"
+env "${matmul_isa[@]}" "$build/bench/bench_matmul"
 section "ops, forward + backward (B*T = 4096 tokens)"
 ours "$build/bench/bench_ops"
 section "the study's schedule: one run at a time on all cores vs one run per core"
