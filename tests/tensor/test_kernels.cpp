@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "tensor/fast_exp.h"
 #include "tensor/ops.h"
@@ -206,4 +207,31 @@ TEST_CASE("exp_fast is within 3e-7 of exp over the whole float range, limits inc
   REQUIRE(std::isinf(exp_fast(INFINITY)));
   REQUIRE(std::isfinite(exp_fast(88.7f)));
   REQUIRE(std::isnan(exp_fast(NAN)));
+}
+
+// The kernels call exp_fast inside `omp simd` loops, where the compiler turns its selects into
+// vector blends or masks: that code, not the scalar calls above, is what runs. Each lane must
+// give what a scalar call gives, out-of-range and NaN lanes next to ordinary ones.
+TEST_CASE("exp_fast vectorised gives, lane by lane, what it gives one call at a time",
+          "[tensor][exp]") {
+  std::vector<float> x;
+  for (float v = -120.f; v < 120.f; v += 0.0137f) x.push_back(v);
+  for (float v : {NAN, INFINITY, -INFINITY, -86.5f, std::nextafter(-86.5f, -INFINITY), 88.7228f,
+                  std::nextafter(88.7228f, INFINITY), 1e30f, -1e30f, 0.f, -0.f, 1e-30f})
+    x.insert(x.begin() + static_cast<long>(x.size() / 2), v);  // amid ordinary lanes
+  std::vector<float> y(x.size());
+  const float* px = x.data();
+  float* py = y.data();
+  const int64_t n = static_cast<int64_t>(x.size());
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) py[i] = exp_fast(px[i]);
+  for (size_t i = 0; i < x.size(); ++i) {
+    volatile float xi = x[i];  // a scalar call, not folded into the loop above
+    float want = exp_fast(xi);
+    INFO("x = " << x[i] << ": vector " << y[i] << ", scalar " << want);
+    if (std::isnan(want))
+      REQUIRE(std::isnan(y[i]));
+    else
+      REQUIRE(std::bit_cast<uint32_t>(y[i]) == std::bit_cast<uint32_t>(want));
+  }
 }
