@@ -2,9 +2,9 @@
 //
 // Rows are processed in blocks of kRowBlock queries: a block needs only the keys its last row
 // can see (causal), so about half of the T x T work of a causal head is skipped, and memory
-// is one block of scores per thread (48 x Tk), never a T x T matrix. A head's K and V enter
-// every block's products: our sgemm packs them once per head (HeadOperand below), not once
-// per block.
+// is one block of scores per thread (48 x Tk), never a T x T matrix. A head's K^T and V enter
+// every block's products: our sgemm packs K^T once per head (HeadOperand below), not once per
+// block, and reads V (whole panels of D = 32 columns) in place.
 #include <omp.h>
 
 #include <algorithm>
@@ -60,26 +60,34 @@ T* scratch(int slot, int64_t n) {
   return buffers[slot].data();
 }
 
-// One head's right-hand operand op(B) (K, N) of the row-block products: K^T, V, ... Packed once
-// for all the head's blocks when our sgemm multiplies (f32 with the AVX2 or AVX-512 kernel),
-// else read in place by gemm<T> (f64, POSLAB_GEMM=blas, CPUs without AVX2).
+// One head's right-hand operand op(B) (K, N) of the row-block products: K^T, V, ... When our
+// sgemm multiplies (f32 with the AVX2 or AVX-512 kernel), K^T is packed once for all the
+// head's blocks, and V or K (D = 32 columns: whole panels) are read in place, their rows
+// already being panel rows. Otherwise gemm<T> reads B in place (f64, POSLAB_GEMM=blas, CPUs
+// without AVX2).
 template <class T>
 struct HeadOperand {
   const T* B = nullptr;
   int64_t ld = 0, K = 0, N = 0;
-  bool trans = false;       // B stores op(B)^T
-  float* packed = nullptr;  // this thread's packed copy, or null: read in place
-  int slot;                 // which of the thread's packing buffers
+  bool trans = false;  // B stores op(B)^T
+  bool ours = false;   // sgemm_prepacked multiplies, with `packed` below
+  PackedB packed{nullptr, 0, 0};
+  int slot;  // which of the thread's packing buffers
   explicit HeadOperand(int s) : slot(s) {}
   void set(const T* b, int64_t ld_, bool trans_, int64_t K_, int64_t N_) {
     B = b, ld = ld_, trans = trans_, K = K_, N = N_;
     if constexpr (std::is_same_v<T, float>) {
       if (const SgemmKernel* uk = sgemm_kernel()) {
+        ours = true;
+        if (sgemm_in_place(*uk, trans, N)) {
+          packed = {B, K, N, ld};
+          return;
+        }
         static thread_local std::vector<float> buffers[3];
         std::vector<float>& buf = buffers[slot];
         buf.resize(static_cast<size_t>(sgemm_packed_floats(*uk, K, N)));
         sgemm_pack(*uk, trans, K, N, B, ld, buf.data());
-        packed = buf.data();
+        packed = {buf.data(), K, N};
       }
     }
   }
@@ -91,9 +99,9 @@ template <class T>
 void head_gemm(int64_t M, int64_t n, int64_t kc, T alpha, const T* A, int64_t lda,
                const HeadOperand<T>& b, T beta, T* C, int64_t ldc) {
   if constexpr (std::is_same_v<T, float>) {
-    if (b.packed)
-      return sgemm_prepacked(*sgemm_kernel(), false, M, n, kc, alpha, A, lda, {b.packed, b.K, b.N},
-                             beta, C, ldc);
+    if (b.ours)
+      return sgemm_prepacked(*sgemm_kernel(), false, M, n, kc, alpha, A, lda, b.packed, beta, C,
+                             ldc);
   }
   gemm<T>(false, b.trans, M, n, kc, alpha, A, lda, b.B, b.ld, beta, C, ldc);
 }
@@ -160,17 +168,20 @@ void scores_to_probs(T* S, int64_t ldS, int64_t i0, int64_t i1, int64_t J, int64
     // a scalar chain, half the time of this function
 #pragma omp simd reduction(max : m)
     for (int64_t j = 0; j < visible; ++j) m = s[j] > m ? s[j] : m;
-    double z = 0;
+    // z sums in T, one partial sum per vector lane: every term is in (0, 1] and one is 1, so
+    // float's relative error stays ~1e-7 sqrt(J / lanes). Summed in double (half as many
+    // lanes, a conversion per element), this loop took a quarter longer.
+    T z = 0;
 #pragma omp simd reduction(+ : z)
     for (int64_t j = 0; j < visible; ++j) {
       s[j] = exp_k(s[j] - m);  // vectorised exp for f32 (tensor/fast_exp.h)
       z += s[j];
     }
-    T inv = static_cast<T>(1 / z);
+    T inv = 1 / z;
 #pragma omp simd
     for (int64_t j = 0; j < visible; ++j) s[j] *= inv;
     for (int64_t j = visible; j < J; ++j) s[j] = 0;
-    if (lse) lse[i] = m + static_cast<T>(std::log(z));
+    if (lse) lse[i] = m + std::log(z);
   }
 }
 
@@ -261,11 +272,11 @@ void softmax_backward_rows(T* dS, const T* P, int64_t i0, int64_t R, int64_t J, 
   for (int64_t r = 0; r < R; ++r) {
     T* row = dS + r * J;
     const T* p = P + r * J;
-    double dot = 0;
+    T dot = 0;  // in T, one partial sum per lane, as z in scores_to_probs
 #pragma omp simd reduction(+ : dot)
-    for (int64_t j = 0; j < J; ++j) dot += static_cast<double>(row[j]) * p[j];
+    for (int64_t j = 0; j < J; ++j) dot += row[j] * p[j];
 #pragma omp simd
-    for (int64_t j = 0; j < J; ++j) row[j] = p[j] * (row[j] - static_cast<T>(dot));
+    for (int64_t j = 0; j < J; ++j) row[j] = p[j] * (row[j] - dot);
     if (dbias) {
       T* db = dbias + (Tq - 1 - (i0 + r));
       for (int64_t j = 0; j < J; ++j) db[j] += row[j];
@@ -285,26 +296,34 @@ void backward_head(const AttentionTensors& t, const T* dout, const AttentionGrad
   T* dq = g.dq.data<T>() + b * d.Tq * so + h * d.D;
   T* dk = g.dk.data<T>() + b * d.Tk * so + h * d.D;
   T* dv = g.dv.data<T>() + b * d.Tk * so + h * d.D;
-  for (int64_t j = 0; j < d.Tk; ++j)  // dK, dV accumulate over row blocks
-    std::fill(dk + j * so, dk + j * so + d.D, T(0)),
-        std::fill(dv + j * so, dv + j * so + d.D, T(0));
-  HeadOperand<T> kt(0), vt(1), kb(2);  // K^T (D,Tk), V^T (D,Tk), K (Tk,D): one packing per head
+  // K^T (D,Tk) and V^T (D,Tk): packed once per head; K (Tk,D): read in place where it can be
+  HeadOperand<T> kt(0), vt(1), kb(2);
   kt.set(K, sk, true, d.D, d.Tk), vt.set(V, sv, true, d.D, d.Tk), kb.set(K, sk, false, d.Tk, d.D);
-  for (int64_t i0 = 0; i0 < d.Tq; i0 += kRowBlock) {
+  // dK and dV sum over the row blocks. The blocks run last to first: a block sees the keys
+  // [0, J) and J only shrinks on the way, so the first block writes its rows (beta = 0) and
+  // the others add to them. Keys no block sees (none, unless q_pos0 cuts the window) get 0.
+  int64_t written = 0;  // keys [0, written) of dK and dV hold sums
+  const int64_t last = (d.Tq - 1) / kRowBlock * kRowBlock;
+  for (int64_t i0 = last; i0 >= 0; i0 -= kRowBlock) {
     int64_t R = std::min(d.Tq, i0 + kRowBlock) - i0;
     int64_t J = o.causal ? std::min(d.Tk, o.q_pos0 + i0 + R) : d.Tk;
     if (J <= 0) {
       for (int64_t i = i0; i < i0 + R; ++i) std::fill(dq + i * so, dq + i * so + d.D, T(0));
       continue;
     }
+    const T beta = written > 0 ? T(1) : T(0);
+    written = std::max(written, J);
     rebuild_probs<T>(Pb, Q, sq, kt, t.lse.data<T>() + bh * d.Tq, i0, R, J, h, d, o);
     const T* dOb = dO + i0 * so;
-    gemm<T>(true, false, J, d.D, R, T(1), Pb, J, dOb, so, T(1), dv, so);
+    gemm<T>(true, false, J, d.D, R, T(1), Pb, J, dOb, so, beta, dv, so);
     head_gemm<T>(R, J, d.D, T(1), dOb, so, vt, T(0), dS, J);
     softmax_backward_rows<T>(dS, Pb, i0, R, J, d.Tq, dbias);
     head_gemm<T>(R, d.D, J, static_cast<T>(o.scale), dS, J, kb, T(0), dq + i0 * so, so);
-    gemm<T>(true, false, J, d.D, R, static_cast<T>(o.scale), dS, J, Q + i0 * sq, sq, T(1), dk, so);
+    gemm<T>(true, false, J, d.D, R, static_cast<T>(o.scale), dS, J, Q + i0 * sq, sq, beta, dk, so);
   }
+  for (int64_t j = written; j < d.Tk; ++j)
+    std::fill(dk + j * so, dk + j * so + d.D, T(0)),
+        std::fill(dv + j * so, dv + j * so + d.D, T(0));
 }
 
 template <class T>

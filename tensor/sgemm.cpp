@@ -118,7 +118,7 @@ struct Panels {
 // model's dW products, alternating, 3 rounds: on two threads the AVX-512 kernel ran them 0-25%
 // faster so; the AVX2 kernel's times did not change either way.
 bool b_in_place(const Product& p) {
-  return !p.tb && p.N % p.uk.nr == 0;
+  return sgemm_in_place(p.uk, p.tb, p.N);
 }
 
 // Block pc of B read in place (b_in_place), or packed at bp by pack_panel.
@@ -157,6 +157,10 @@ void run_tiles(const Product& p, int64_t pc, const Panels& b, int64_t t0, int64_
 }
 
 }  // namespace
+
+bool sgemm_in_place(const SgemmKernel& uk, bool tb, int64_t N) {
+  return !tb && N % uk.nr == 0;
+}
 
 const SgemmKernel* sgemm_kernel_for(Isa isa) {
   switch (isa) {
@@ -256,8 +260,11 @@ void sgemm_prepacked(const SgemmKernel& uk, bool ta, int64_t M, int64_t n, int64
   if (kc <= 0) return scale_c(M, n, beta, C, ldc);
   const Product p{uk, ta, false, M, n, kc, alpha, A, lda, nullptr, 0, beta, C, ldc, nullptr};
   // the same k-blocks as sgemm, so the same sums in the same order: identical results
-  for (int64_t pc = 0; pc < kc; pc += KC)
-    run_tiles(p, pc, Panels{b.data + pc * uk.nr, uk.nr * b.K, uk.nr}, 0, p.strips() * p.panels());
+  for (int64_t pc = 0; pc < kc; pc += KC) {
+    const Panels panels = b.ld > 0 ? Panels{b.data + pc * b.ld, uk.nr, b.ld}
+                                   : Panels{b.data + pc * uk.nr, uk.nr * b.K, uk.nr};
+    run_tiles(p, pc, panels, 0, p.strips() * p.panels());
+  }
 }
 
 }  // namespace poslab::kernel

@@ -48,10 +48,16 @@ void sgemm(const SgemmKernel& uk, bool trans_a, bool trans_b, int64_t M, int64_t
 // B packed once for several products that share it (attention multiplies every row block of
 // a head by the same K^T and V). op(B) (K, N) is stored in panels of NR columns: panel p at
 // data + p*NR*K, element (k, j) of it at k*NR + j, zero past column N.
+// With ld > 0, data is instead a stored (not transposed) B read in place, element (k, j) at
+// k*ld + j: its rows already are panel rows when N is a multiple of NR (sgemm_in_place).
 struct PackedB {
   const float* data;
   int64_t K, N;
+  int64_t ld = 0;
 };
+// Whether a stored op(B) (K, N) can be read in place by sgemm_prepacked (PackedB::ld): not
+// transposed, and only full panels (no ragged edge to pad with zeros).
+bool sgemm_in_place(const SgemmKernel& uk, bool tb, int64_t N);
 int64_t sgemm_packed_floats(const SgemmKernel& uk, int64_t K, int64_t N);  // size of the buffer
 void sgemm_pack(const SgemmKernel& uk, bool tb, int64_t K, int64_t N, const float* B, int64_t ldb,
                 float* dst);

@@ -2,6 +2,8 @@
 // every gradient, the bias table's included), over several row blocks and decoding offsets;
 // and the schemes' terms reaching it. Its finite-difference checks: gradcheck_nn.cpp.
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <vector>
 
 #include "nn/attention_op.h"
 #include "posenc/alibi.h"
@@ -113,4 +115,34 @@ TEST_CASE("the attention op names what is wrong with its options", "[nn][errors]
   o.row_freqs = Tensor::zeros({4, 4}, DType::f64);
   Tensor leaf = rand_leaf({1, 4, 2, 8}, 1);
   REQUIRE_THROWS_WITH(attention(leaf, q, q, o), Contains("evaluation only"));
+}
+
+TEST_CASE("keys after every query get zero gradients, the others the reference's", "[nn]") {
+  // Causal, queries at 0..99 (three row blocks) over 130 keys: no query sees keys 100..129.
+  // The backward sums dK and dV over the row blocks, the first block it runs writing them; the
+  // rows no block reaches must still be written (zeros), in f64 and in f32 (our sgemm).
+  for (DType dt : {DType::f64, DType::f32}) {
+    INFO(dtype_name(dt));
+    Tensor q = rand_leaf({2, 100, 2, 32}, 61), k = rand_leaf({2, 130, 2, 32}, 62),
+           v = rand_leaf({2, 130, 2, 32}, 63);
+    if (dt == DType::f32)
+      for (Tensor* x : {&q, &k, &v}) *x = x->detach().to(dt).set_requires_grad(true);
+    AttentionOptions o;  // q_pos0 = 0
+    Tensor a = attention(q, k, v, o);
+    {  // NaN in the blocks the allocator hands out next, where the backward puts dK and dV
+      std::vector<Tensor> poison;
+      for (int i = 0; i < 8; ++i) poison.push_back(Tensor::full(k.shape(), NAN, dt));
+    }
+    backward(sum(a));
+    Tensor dk = k.grad().clone(), dv = v.grad().clone();
+    for (const Tensor& unseen : {dk.slice(1, 100, 130), dv.slice(1, 100, 130)})
+      for (double x : unseen.to_vector()) REQUIRE(x == 0);
+    zero_grad({q, k, v});
+    auto f64 = [](const Tensor& x) { return x.detach().to(DType::f64).set_requires_grad(true); };
+    Tensor q64 = f64(q), k64 = f64(k), v64 = f64(v);
+    backward(sum(attention_reference(q64, k64, v64, o)));
+    const double tol = dt == DType::f32 ? 1e-4 : 1e-12;
+    require_close(dk.to(DType::f64), k64.grad(), tol);
+    require_close(dv.to(DType::f64), v64.grad(), tol);
+  }
 }

@@ -138,8 +138,11 @@ TEST_CASE("sgemm_prepacked on a leading block of a packed B equals sgemm on the 
     Generator g(5);
     for (bool ta : {false, true})
       for (bool tb : {false, true})
-        for (auto [M, n, kc, K, N] : std::vector<std::array<int64_t, 5>>{
-                 {48, 96, 32, 32, 256}, {16, 32, 200, 256, 40}, {13, 70, 300, 520, 70}}) {
+        for (auto [M, n, kc, K, N] : std::vector<std::array<int64_t, 5>>{{48, 96, 32, 32, 256},
+                                                                         {16, 32, 200, 256, 40},
+                                                                         {13, 70, 300, 520, 70},
+                                                                         {48, 32, 250, 256, 32},
+                                                                         {20, 64, 300, 520, 64}}) {
           for (float beta : {0.f, 1.f}) {
             int64_t ldb = (tb ? K : N) + 3, lda = (ta ? M : kc) + 2, ldc = n + 1;
             std::vector<float> A((ta ? kc : M) * lda), B((tb ? N : K) * ldb), C(M * ldc);
@@ -150,11 +153,18 @@ TEST_CASE("sgemm_prepacked on a leading block of a packed B equals sgemm on the 
             kernel::sgemm(*uk, ta, tb, M, n, kc, 0.5f, A.data(), lda, B.data(), ldb, beta,
                           want.data(), ldc);
             kernel::sgemm_pack(*uk, tb, K, N, B.data(), ldb, packed.data());
+            std::vector<float> C_in_place = C;
             kernel::sgemm_prepacked(*uk, ta, M, n, kc, 0.5f, A.data(), lda, {packed.data(), K, N},
                                     beta, C.data(), ldc);
             INFO(uk->name << ": ta=" << ta << " tb=" << tb << " M=" << M << " n=" << n
                           << " kc=" << kc << " beta=" << beta);
             REQUIRE(C == want);
+            // stored B of whole panels, read in place (PackedB::ld): V and K in attention
+            if (kernel::sgemm_in_place(*uk, tb, N)) {
+              kernel::sgemm_prepacked(*uk, ta, M, n, kc, 0.5f, A.data(), lda, {B.data(), K, N, ldb},
+                                      beta, C_in_place.data(), ldc);
+              REQUIRE(C_in_place == want);
+            }
           }
         }
   }
