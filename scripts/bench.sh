@@ -16,10 +16,11 @@
 #   (> 0.3 cores).
 # - The machine's FP32 FMA peak (bench_fma_peak, all threads) and each step's GFLOP/s
 #   (26.1 GFLOP per canonical step) give the share of peak.
-# - BENCH_ISA=avx2 on an AVX-512 machine emulates an AVX2 one for both programs: ours with
+# - BENCH_ISA=avx2 on an AVX-512 machine emulates an AVX2 one for both programs: ours built
+#   for AVX2 (`BENCH_ISA=avx2 make bench` builds build/avx2 with -march=x86-64-v3) and run with
 #   POSLAB_ISA=avx2, PyTorch with its own switch ATEN_CPU_CAPABILITY=avx2 and OpenBLAS's
 #   OPENBLAS_CORETYPE=Haswell (the kernels an AVX2 CPU gets); the peak is the AVX2 one. The
-#   summary says it was emulated.
+#   summary says it was emulated, and with which build.
 # The summary tables (markdown, ready for bench/RESULTS.md) go to BENCH_OUT (default
 # <build>/bench/RESULTS-latest.md); everything else is printed as it runs.
 set -euo pipefail
@@ -112,7 +113,7 @@ summary "$tmp/eval" >"$tmp/eval.sum"
 get() { awk -v p="$2" -v s="$3" -v f="$4" '$1 == p && $2 == s {print $f}' "$1"; }
 {
   echo "Machine: $cpu, $(nproc) cores, $threads threads; FP32 FMA peak $peak GFLOP/s"
-  [ "$isa" = native ] || echo "Emulated $isa machine: poslab ${ours_isa[*]}, PyTorch ${torch_isa[*]}."
+  [ "$isa" = native ] || echo "Emulated $isa machine: poslab built in $build ($(sed -n 's/^CMAKE_CXX_FLAGS:STRING=//p' "$build/CMakeCache.txt")) with ${ours_isa[*]}, PyTorch ${torch_isa[*]}."
   echo "($(date -u '+%Y-%m-%d %H:%M UTC'), $rounds rounds, medians of $steps steps; load = the"
   echo "most cores found busy with other work in the second before a figure's program started;"
   echo "above 0.3 the machine was not idle)."
