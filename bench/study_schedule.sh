@@ -9,6 +9,7 @@
 # cores busy with other work before each (0 = idle). Usage: bench/study_schedule.sh [build]
 # SEQUENTIAL_POSLAB=path runs the one-at-a-time schedule with another poslab binary (e.g. one
 # built from an older commit: the schedule as it was), the parallel one with [build]'s.
+# POSLAB_ISA, when set, is passed on to both (make bench's emulated AVX2 machine).
 set -euo pipefail
 build=${1:-build/release}
 poslab=$build/train/poslab
@@ -22,7 +23,8 @@ source "$(dirname "$0")/../scripts/machine.sh" # $cpu, load
 "$poslab" prepare --corpus fortunes --out "$tmp/data" >/dev/null
 seq_poslab=${SEQUENTIAL_POSLAB:-$poslab}
 train() { # binary run-index threads
-  env -i PATH="$PATH" HOME="$HOME" OMP_NUM_THREADS="$3" "$1" train --data "$tmp/data" \
+  env -i PATH="$PATH" HOME="$HOME" OMP_NUM_THREADS="$3" ${POSLAB_ISA:+POSLAB_ISA="$POSLAB_ISA"} \
+    "$1" train --data "$tmp/data" \
     --pe rope --out "$tmp/run$2" --steps "$steps" --batch 16 --seed "$2" \
     --eval-every 1000000 >/dev/null 2>&1
 }
@@ -43,7 +45,7 @@ schedule() { # name -> tokens/s of the whole schedule
   awk -v a="$t0" -v b="$t1" -v n="$runs" -v s="$steps" 'BEGIN { printf "%.0f", n * s * 16 * 256 / (b - a) }'
 }
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), $cpu, $cores cores; $runs runs of $steps steps"
-echo "== sequential: $seq_poslab; parallel: $poslab"
+echo "== sequential: $seq_poslab; parallel: $poslab${POSLAB_ISA:+; POSLAB_ISA=$POSLAB_ISA}"
 : >"$tmp/res"
 for r in $(seq 1 "$rounds"); do
   order="sequential parallel"

@@ -161,7 +161,7 @@ env "${matmul_isa[@]}" "$build/bench/bench_matmul"
 section "ops, forward + backward (B*T = 4096 tokens)"
 ours "$build/bench/bench_ops"
 section "the study's schedule: one run at a time on all cores vs one run per core"
-bench/study_schedule.sh "$build" | tee "$tmp/schedule"
+env "${ours_isa[@]}" bench/study_schedule.sh "$build" | tee "$tmp/schedule"
 {
   echo
   echo "Study schedule (bench/study_schedule.sh):"
