@@ -20,7 +20,7 @@ SCALE   ?=
 export OMP_WAIT_POLICY ?= PASSIVE
 
 FUZZ_SECONDS ?= 60
-.PHONY: all deps build test gradcheck test-portable demo experiments experiments-quick bench \
+.PHONY: all deps deps-torch build test gradcheck test-portable demo experiments experiments-quick bench \
 	debug sanitize fuzz format clean gpu-bundle cuda-emu
 
 all: build
@@ -28,13 +28,17 @@ all: build
 deps:
 	@scripts/deps.sh
 
+# PyTorch too: the reference the tests check our evaluation against, the benchmark's baseline.
+deps-torch:
+	@POSLAB_TORCH=1 scripts/deps.sh
+
 $(BUILD)/CMakeCache.txt: | deps
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
 
 build: deps $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) -j $(JOBS)
 
-test: build
+test: build deps-torch
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # Gradient-checks every encoding (and the ops below them) against central finite differences
@@ -54,7 +58,7 @@ PORTABLE_BUILD ?= build/portable
 AVX2_BUILD ?= build/avx2
 AVX2_FLAGS = -DCMAKE_BUILD_TYPE=Release -DPOSLAB_NATIVE=OFF -DPOSLAB_CUDA=OFF \
   "-DCMAKE_CXX_FLAGS=-march=x86-64-v3 -mtune=native"
-test-portable: deps
+test-portable: deps-torch
 	$(CMAKE) -S . -B $(PORTABLE_BUILD) -DCMAKE_BUILD_TYPE=Release -DPOSLAB_NATIVE=OFF \
 	  -DPOSLAB_CUDA=OFF -DCMAKE_CXX_FLAGS=-march=x86-64
 	$(CMAKE) --build $(PORTABLE_BUILD) -j $(JOBS)
@@ -87,12 +91,12 @@ experiments-quick: demo
 # loop the compiler vectorises runs AVX2 code too, not only the sgemm kernel POSLAB_ISA picks.
 BENCH_ISA ?= native
 ifeq ($(BENCH_ISA),avx2)
-bench: deps
+bench: deps-torch
 	$(CMAKE) -S . -B $(AVX2_BUILD) $(AVX2_FLAGS)
 	$(CMAKE) --build $(AVX2_BUILD) -j $(JOBS)
 	BENCH_ISA=avx2 scripts/bench.sh $(AVX2_BUILD)
 else
-bench: build
+bench: build deps-torch
 	scripts/bench.sh $(BUILD)
 endif
 

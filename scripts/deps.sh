@@ -8,6 +8,10 @@ set -euo pipefail
 # apt-get line.
 pkgs=(cmake g++ make libopenblas-openmp-dev catch2 fortunes fortunes-min fortunes-zh bible-kjv)
 if [ "${POSLAB_FUZZ:-0}" = 1 ]; then pkgs+=(clang libclang-rt-14-dev); fi
+# PyTorch (Debian's, for /usr/bin/python3) with POSLAB_TORCH=1, as make test, test-portable and
+# bench ask: the independent reference our evaluation is checked against
+# (tests/reference/check.sh) and the baseline of the benchmark's ratios. About 50 MB to download.
+if [ "${POSLAB_TORCH:-0}" = 1 ]; then pkgs+=(python3-torch); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -31,6 +31,7 @@
 #include "tensor/sgemm.h"
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -116,9 +117,24 @@ struct Panels {
 // This is dW = dy^T x, whose B is a whole activation (4096 x 128 or x 512 in a canonical
 // step), and dx = dy W. A ragged last panel is still packed, for its zeros. Measured on the
 // model's dW products, alternating, 3 rounds: on two threads the AVX-512 kernel ran them 0-25%
-// faster so; the AVX2 kernel's times did not change either way.
+// faster so; the AVX2 kernel's times did not change either way (both on a CPU with a 1 MiB L2).
+//
+// Unless the rows are so far apart that a panel does not stay in L2. Rows ldb * 4 bytes apart
+// (a power of two here) fall into only L2 / (ways * stride) of the cache's sets, so at most
+// L2 / stride of the panel's KC lines fit: on an AMD EPYC of family 25, Zen 3 (512 KiB, 8 ways),
+// the dW of the 512-wide MLP layer (stride 2 KiB) holds 256 lines, exactly one panel, with no room
+// for the A strip and C; read in place it ran at 37-38 GFLOP/s on one thread, packed at 55-57
+// (issue 13, bench_train_step, alternating). So B stays in place only while a panel needs at most
+// half of that: ldb * 4 * KC <= L2 / 2. Both paths give the same bits.
+int64_t l2_bytes() {
+  static const int64_t v = [] {
+    const long n = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return n > 0 ? int64_t(n) : int64_t(512) << 10;  // unknown: assume the smaller L2
+  }();
+  return v;
+}
 bool b_in_place(const Product& p) {
-  return sgemm_in_place(p.uk, p.tb, p.N);
+  return sgemm_in_place(p.uk, p.tb, p.N) && p.ldb * int64_t(sizeof(float)) * KC <= l2_bytes() / 2;
 }
 
 // Block pc of B read in place (b_in_place), or packed at bp by pack_panel.

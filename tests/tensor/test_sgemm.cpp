@@ -216,3 +216,33 @@ TEST_CASE("sgemm gives the same bits on one thread and on several", "[tensor][ge
         }
   }
 }
+
+TEST_CASE("sgemm gives the same bits whether it reads stored B in place or packs it",
+          "[tensor][gemm]") {
+  // sgemm reads a stored B (tb = false, full panels) in place unless its rows lie so far apart
+  // that a panel would not stay in L2 (b_in_place in sgemm.cpp); then it packs it. The same
+  // B with rows N apart (in place) and 4096 apart (16 KiB: packed on any L2 below 8 MiB) must
+  // give the same bits, on one thread and on two.
+  for (const kernel::SgemmKernel* uk : runnable_kernels()) {
+    Generator g(12);
+    const int64_t M = 50, N = 4 * uk->nr, K = 700, far = 4096;
+    REQUIRE(kernel::sgemm_in_place(*uk, false, N));
+    std::vector<float> A(M * K), near(K * N), spread(K * far, std::nanf("")), c1(M * N), c2(M * N);
+    for (auto& v : A) v = float(g.normal());
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < N; ++j) spread[k * far + j] = near[k * N + j] = float(g.normal());
+    const int threads = omp_get_max_threads();
+    for (int nt : {1, 2}) {
+      omp_set_num_threads(nt);
+      for (bool ta : {false, true}) {
+        kernel::sgemm(*uk, ta, false, M, N, K, 1.f, A.data(), ta ? M : K, near.data(), N, 0.f,
+                      c1.data(), N);
+        kernel::sgemm(*uk, ta, false, M, N, K, 1.f, A.data(), ta ? M : K, spread.data(), far, 0.f,
+                      c2.data(), N);
+        INFO(uk->name << ": threads=" << nt << " ta=" << ta);
+        REQUIRE(c1 == c2);
+      }
+    }
+    omp_set_num_threads(threads);
+  }
+}
