@@ -70,8 +70,15 @@ constexpr int64_t kEvalBatchTokens = 2048;
 // by max(1, window / 4). The model's positional scheme is used as set (the study leaves
 // RoPE scaling off: a window of T0 needs none). Runs under NoGrad. A split of fewer than
 // window + 1 tokens is an error naming both.
+// targets > 0: only targets 1 .. targets (at most n-1), each from the window the whole pass
+// gives it, so only the windows up to the first that reaches `targets` are computed (an
+// evaluation of W windows of L needs targets 1 .. W L: add_sliding_loss).
 std::vector<double> sliding_losses(const GPT& model, const std::vector<uint16_t>& tokens,
-                                   int64_t window, int64_t batch = 0);
+                                   int64_t window, int64_t batch = 0, int64_t targets = 0);
+
+// The number of windows (each a forward pass of `window` tokens) sliding_losses computes for
+// a split of n tokens (n > window) and `targets` as there: what the pass costs.
+int64_t sliding_window_count(int64_t n, int64_t window, int64_t targets = 0);
 
 // Sets r.sliding_loss and each bucket's sliding_loss: the mean of `sliding` (sliding_losses
 // of the same split) over the targets of r (1 .. r.windows x r.len), and over those of each

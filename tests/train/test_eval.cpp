@@ -93,6 +93,30 @@ TEST_CASE(
                       Contains("holds 8 tokens, fewer than the window + 1 = 9"));
 }
 
+TEST_CASE(
+    "sliding window: asked for the first targets only, it computes fewer windows and gives "
+    "those targets the losses of the whole pass",
+    "[eval]") {
+  const int64_t T0 = 8, n = 30;
+  std::vector<uint16_t> tokens = toy_tokens(n);
+  GPT model = toy_model(PeKind::alibi, T0);
+  std::vector<double> all = sliding_losses(model, tokens, T0, 1);
+  // the hand table above: windows at 0, 2, ..., 20 and the end window at 21
+  CHECK(sliding_window_count(n, T0) == 12);
+  CHECK(sliding_window_count(n, T0, 8) == 1);    // targets 1-8: the window at 0
+  CHECK(sliding_window_count(n, T0, 12) == 3);   // 11, 12 from the window at 4
+  CHECK(sliding_window_count(n, T0, 13) == 4);   // 13 from the window at 6
+  CHECK(sliding_window_count(n, T0, 29) == 12);  // all: the end window too
+  CHECK(sliding_window_count(n, T0, 99) == 12);  // more than the split holds: all
+  for (int64_t k : {1, 8, 12, 13, 28, 29}) {
+    INFO("targets 1.." << k);
+    std::vector<double> some = sliding_losses(model, tokens, T0, 1, k);
+    REQUIRE(some.size() == static_cast<size_t>(k));
+    for (int64_t t = 1; t <= k; ++t) CHECK(some[t - 1] == all[t - 1]);  // batch 1: same bits
+    CHECK(some.back() == Approx(direct_loss(model, tokens, hand_offset(k), k)).margin(1e-5));
+  }
+}
+
 TEST_CASE("batched windows give the losses of one window at a time", "[eval]") {
   std::vector<uint16_t> tokens = toy_tokens(200);
   for (PeKind pe : {PeKind::rope, PeKind::alibi, PeKind::learned}) {

@@ -26,7 +26,7 @@ const char* study_size_name(StudySize size) {
 
 namespace {
 
-// The same pipeline, small enough for about 5 minutes on 2 cores, report included: 20 steps of
+// The same pipeline, small enough for 1-3 minutes on 2 cores, report included: 20 steps of
 // batch 8, two main seeds (so the figures show a spread), one seed elsewhere, two windows per
 // length, short task runs. Its numbers show that the pipeline works, not what the schemes do.
 void make_quick(StudyConfig& c) {

@@ -57,11 +57,26 @@ double planned_tokens(const StudyConfig& c, const StudyPlan& p, const RunSpec& r
   const int64_t T0 = r.train.model.block_size;
   double tokens = static_cast<double>(r.train.steps * r.train.batch * T0) * 3 *
                   forward_cost(c, r, T0);  // = steps x batch x T0 for the main network
+  // the trainer's val loss every eval_every steps and at the last: eval_batches batches
+  const int64_t every = std::max<int64_t>(1, r.train.eval_every);
+  const int64_t val_evals = (r.train.steps + every - 1) / every;
+  tokens += static_cast<double>(val_evals * r.train.eval_batches * r.train.batch * T0) *
+            forward_cost(c, r, T0);
+  bool evaluated = false;
+  double targets = 0;  // the sliding pass's: those of the evaluation with the most
   for (const EvalSpec& e : p.evals) {
     if (e.run != r.name) continue;
+    evaluated = true;
     for (int64_t L : c.lens)
-      if (evaluates_at(r, L)) tokens += eval_tokens(c, r, L) * forward_cost(c, r, L);
-    tokens += 4 * eval_tokens(c, r, c.lens.back()) * forward_cost(c, r, T0);  // sliding window
+      if (evaluates_at(r, L)) {
+        tokens += eval_tokens(c, r, L) * forward_cost(c, r, L);
+        targets = std::max(targets, eval_tokens(c, r, L));
+      }
+  }
+  if (evaluated && r.train.model.causal) {  // the sliding pass, once per run (sliding_cache.h)
+    const double windows = static_cast<double>(sliding_window_count(
+        static_cast<int64_t>(val_tokens(r)), T0, static_cast<int64_t>(targets)));
+    tokens += windows * static_cast<double>(T0) * forward_cost(c, r, T0);
   }
   if (!r.train.keep_steps.empty()) tokens += eval_tokens(c, r, T0) * forward_cost(c, r, T0);
   return tokens;

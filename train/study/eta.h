@@ -7,11 +7,13 @@
 // keys x C twice (q.k, then the weighted v): L C. So a token of a network of n layers costs
 // n C (12 C + L) multiply-adds forward, and a training step about three times that (the
 // backward pass costs two). A run plans
-//   training     steps x batch x T0 tokens of its network (a small task model counts less)
-//   evaluation   every forward token: per (run, scaling) the windows at every length, and the
-//                sliding window of T0 moved by T0/4 once over the targets of the longest
-//                length (4 forward tokens per target); per next-token run also the kept
-//                model at T0.
+//   training     steps x batch x T0 tokens of its network (a small task model counts less),
+//                and its val loss every eval_every steps: eval_batches x batch x T0 forward
+//                tokens each (in a short run of the quick study, as much as the training)
+//   evaluation   every forward token: per (run, scaling) the windows at every length; per
+//                causal run the sliding window of T0 moved by T0/4, once, over the targets of
+//                its evaluation with the most (about 4 forward tokens per target:
+//                sliding_window_count); per next-token run also the kept model at T0.
 // Not counted: preparing corpora, the n-gram fits, task scoring, the report (minutes at most).
 #pragma once
 #include <string>

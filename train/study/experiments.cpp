@@ -32,7 +32,7 @@ std::vector<FlagSpec> experiment_flags() {
   return {
       {"out", "DIR  results folder (default results, or results-<scale>)"},
       {"scale", "full|quick|tiny|large  how big a study (default full; docs/cli.md)"},
-      {"quick", "the same pipeline, small: about 5 minutes (= --scale quick)", true},
+      {"quick", "the same pipeline, small: 1-3 minutes (= --scale quick)", true},
       {"tiny", "the same pipeline at toy size: seconds, to test it (= --scale tiny)", true},
       {"steps",
        "N  training steps of each main and ablation run; kjv and masked-LM runs get half (default: "

@@ -96,8 +96,9 @@ void evaluate_run(const StudyConfig& c, const RunSpec& r, const EvalSpec& e, GPT
     if (!res) res = evaluation_at(c, r, e, model, val, L);
     if (sliding_wanted) {
       if (sliding.empty())
-        sliding = run_sliding_losses(c.run_dir(r.name), model, val,
-                                     c.force && e.scaling == ScalingKind::none);
+        sliding =
+            run_sliding_losses(c.run_dir(r.name), model, val,
+                               c.force && e.scaling == ScalingKind::none, sliding_targets(c, r));
       add_sliding_loss(*res, sliding);
     }
     write_file_atomic(path, res->json() + "\n");
@@ -246,6 +247,13 @@ int64_t eval_windows(const StudyConfig& c, const RunSpec& r, int64_t L) {
   if (ec) return c.eval_windows;  // not prepared yet
   const int64_t fit = (static_cast<int64_t>(bytes / 2) - 1) / L;
   return c.eval_windows > 0 ? std::min(c.eval_windows, fit) : fit;
+}
+
+int64_t sliding_targets(const StudyConfig& c, const RunSpec& r) {
+  int64_t most = 0;
+  for (int64_t L : c.lens)
+    if (evaluates_at(r, L)) most = std::max(most, eval_windows(c, r, L) * L);
+  return most;
 }
 
 bool evaluates_at(const RunSpec& r, int64_t L) {

@@ -7,7 +7,8 @@
 //   model_step<N>.safetensors    next-token runs: the model at 80% of the steps
 //   eval_<scaling>_<L>.json      each evaluation of StudyPlan::evals (EvalResult::json)
 //   eval_step<N>_<T0>.json       that kept model at T0 over the same val windows (last20_gain)
-//   sliding.bin, sliding.json    the sliding-window loss of every val target (sliding_cache.h)
+//   sliding.bin, sliding.json    the sliding-window loss of the val targets evaluated
+//                                (sliding_cache.h)
 //   mlm.csv                      masked-LM runs: loss on fixed masks, shuffle check (tables.h)
 //   tasks.csv                    task runs: accuracy at each test cell, length x depth (tables.h)
 //   timing.csv                   the seconds of each stage that computed something: train,
@@ -38,6 +39,9 @@ std::string eval_path(const StudyConfig& c, const EvalSpec& e, int64_t L);
 int64_t eval_windows(const StudyConfig& c, const RunSpec& r, int64_t L);
 // False for the lengths a run cannot be evaluated at (a learned table past its max_len).
 bool evaluates_at(const RunSpec& r, int64_t L);
+// The val targets the run's sliding-window pass scores: 1 .. W L of its evaluation with the
+// most targets (all the split's, less a partial window, when every window is evaluated).
+int64_t sliding_targets(const StudyConfig& c, const RunSpec& r);
 // A cached evaluation; nullopt when it is missing, unreadable or made with other windows.
 std::optional<EvalResult> read_eval(const std::string& path, int64_t windows);
 

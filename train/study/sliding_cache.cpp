@@ -51,7 +51,8 @@ std::vector<double> from_bytes(const std::string& bytes) {
   return losses;
 }
 
-// sliding.json's one line for these inputs and these sliding.bin bytes.
+// sliding.json's one line for these inputs and these sliding.bin bytes (the losses of its
+// bytes / 4 first targets).
 std::string description(int64_t window, uint64_t model, const std::vector<uint16_t>& val,
                         const std::string& bin) {
   char b[320];
@@ -59,7 +60,7 @@ std::string description(int64_t window, uint64_t model, const std::vector<uint16
                 "{\"window\":%lld,\"stride\":%lld,\"targets\":%lld,\"model_hash\":\"%016llx\","
                 "\"tokens_hash\":\"%016llx\",\"bin_hash\":\"%016llx\"}\n",
                 (long long)window, (long long)std::max<int64_t>(1, window / 4),
-                (long long)val.size() - 1, (unsigned long long)model,
+                (long long)(bin.size() / sizeof(float)), (unsigned long long)model,
                 (unsigned long long)fnv1a(val.data(), val.size() * sizeof(uint16_t)),
                 (unsigned long long)fnv1a(bin.data(), bin.size()));
   return b;
@@ -68,19 +69,23 @@ std::string description(int64_t window, uint64_t model, const std::vector<uint16
 }  // namespace
 
 std::vector<double> run_sliding_losses(const std::string& run_dir, GPT& model,
-                                       const std::vector<uint16_t>& val, bool recompute) {
+                                       const std::vector<uint16_t>& val, bool recompute,
+                                       int64_t targets) {
   namespace fs = std::filesystem;
   const std::string bin_path = run_dir + "/sliding.bin", json_path = run_dir + "/sliding.json";
   const int64_t window = model.config().block_size;
+  const int64_t n = static_cast<int64_t>(val.size());
+  const int64_t all = std::max<int64_t>(n - 1, 0);
+  const size_t want = static_cast<size_t>(targets > 0 ? std::min(targets, all) : all);
   const uint64_t hash = model_hash(model);
   if (!recompute && fs::exists(bin_path) && fs::exists(json_path)) {
     std::string bin = read_file(bin_path);
-    if (read_file(json_path) == description(window, hash, val, bin) &&
-        bin.size() == (val.size() - 1) * sizeof(float))
-      return from_bytes(bin);
+    if (bin.size() % sizeof(float) == 0 && bin.size() >= want * sizeof(float) &&
+        read_file(json_path) == description(window, hash, val, bin))
+      return from_bytes(bin.substr(0, want * sizeof(float)));
   }
   model.posenc().set_scaling({ScalingKind::none, 0, window});
-  std::vector<double> losses = sliding_losses(model, val, window);
+  std::vector<double> losses = sliding_losses(model, val, window, 0, targets);
   std::string bin = to_bytes(losses);
   write_file_atomic(bin_path, bin);
   write_file_atomic(json_path, description(window, hash, val, bin));

@@ -52,7 +52,7 @@ struct StudyConfig {
   // lr 4e-3, batch 16 by the mean val loss at T0. steps: 1400 x 16 x 256 = 5.7M tokens per main
   // run, about 2.5 passes over fortunes' train split; longer calibration runs (batch 32) of rope
   // gained 1.99 -> 1.73 nats from 4.1M to 8.2M tokens, NoPE 2.53 -> 2.43, so no scheme is
-  // converged at this budget (the report shows each run's last-20% gain). The whole study: 276M
+  // converged at this budget (the report shows each run's last-20% gain). The whole study: 274M
   // main-network tokens, evaluations included (eta.h): about 1 h 55 min at the 40,000 tokens/s
   // of this project's 2-core AVX-512 machine with one run per core.
   // --------------------------------------------------------------------------------

@@ -63,6 +63,30 @@ TEST_CASE("sliding cache: computed once, reused for the same model and split, re
         sliding_losses(other, tokens(120), 16));
 }
 
+TEST_CASE("sliding cache: a cache of more targets serves fewer; asked for more, it is remade",
+          "[study]") {
+  test::TempDir dir;
+  GPT model = small_model(1);
+  std::vector<uint16_t> val = tokens(150);
+  std::vector<double> some = run_sliding_losses(dir.path(), model, val, false, 40);
+  REQUIRE(some.size() == 40);
+  CHECK(read_file(dir.file("sliding.bin")).size() == 40 * sizeof(float));
+  CHECK_THAT(read_file(dir.file("sliding.json")),
+             Catch::Contains("\"window\":16,\"stride\":4,\"targets\":40,"));
+  std::vector<double> more = run_sliding_losses(dir.path(), model, val, false, 100);
+  REQUIRE(more.size() == 100);
+  CHECK(read_file(dir.file("sliding.bin")).size() == 100 * sizeof(float));
+  // the targets both cover have the same losses, up to float rounding of the batched products
+  for (size_t i = 0; i < some.size(); ++i) CHECK(more[i] == Approx(some[i]).margin(1e-5));
+  // 100 cached: 60 are read from it, not recomputed
+  const auto old =
+      std::filesystem::last_write_time(dir.file("sliding.bin")) - std::chrono::hours(1);
+  std::filesystem::last_write_time(dir.file("sliding.bin"), old);
+  std::vector<double> fewer = run_sliding_losses(dir.path(), model, val, false, 60);
+  CHECK(std::filesystem::last_write_time(dir.file("sliding.bin")) == old);
+  CHECK(fewer == std::vector<double>(more.begin(), more.begin() + 60));
+}
+
 TEST_CASE("read_eval reads the sliding losses back, NaN when the file has none", "[study]") {
   test::TempDir dir;
   EvalResult r;

@@ -1,0 +1,59 @@
+// The study's planned work (train/study/eta.h), counted here by hand for one run of the tiny
+// study on a val split of known size: training and its val losses, the evaluation at each length
+// under each scaling, the sliding pass once per run over the targets it needs, the kept model at
+// T0.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "tests/support/temp_dir.h"
+#include "train/study/eta.h"
+#include "train/study/study.h"
+
+using namespace poslab;
+
+TEST_CASE("planned tokens: training, every evaluation, one sliding pass over the targets used",
+          "[study]") {
+  test::TempDir d;
+  StudyConfig c = study_config(StudySize::tiny);  // d 32, 1 layer, T0 32, lens 32 64 128
+  c.out = d.file("study");
+  StudyPlan p = study_plan(c);
+  RunSpec r = p.run("rope_s1");
+  r.train.data = d.path();
+  {
+    std::ofstream val(d.file("val.bin"), std::ios::binary);  // 1001 tokens: 1000 targets
+    val << std::string(2 * 1001, '\0');
+  }
+  REQUIRE(c.d == 32);
+  REQUIRE(c.layers == 1);
+  REQUIRE(c.ctx == 32);
+  REQUIRE(c.lens == std::vector<int64_t>{32, 64, 128});
+  REQUIRE(c.eval_windows == 2);
+  // multiply-adds per token at length L: 1 layer x 32 x (12 x 32 + L); a training token of the
+  // main network is 3 forward tokens at 32: 3 x 32 x 416
+  auto cost = [](double L) { return (384 + L) / (3 * 416.0); };
+  size_t scalings = 0;  // plain rope and linear, ntk, dynamic, yarn
+  for (const EvalSpec& e : p.evals) scalings += e.run == "rope_s1";
+  REQUIRE(scalings == 5);
+  // steps 4 of batch 4, the val loss after every step (eval_every 1) over 4 batches
+  REQUIRE(r.train.steps == 4);
+  REQUIRE(r.train.batch == 4);
+  REQUIRE(r.train.eval_every == 1);
+  REQUIRE(r.train.eval_batches == 4);
+  const double train = 4 * 4 * 32 + 4 * 4 * 4 * 32 * cost(32);
+  const double evals = 5 * (2 * 32 * cost(32) + 2 * 64 * cost(64) + 2 * 128 * cost(128));
+  // targets 1 .. 256 (2 windows of 128): windows at 0, 8, ..., 224 (the first reaching 256)
+  const double sliding = 29 * 32 * cost(32);
+  const double kept = 2 * 32 * cost(32);  // the model at 80% of the steps, at T0
+  CHECK(planned_tokens(c, p, r) == Approx(train + evals + sliding + kept).epsilon(1e-12));
+  // a masked LM is not causal: no sliding pass, no kept model
+  RunSpec mlm = p.run("mlm_rope_s1");
+  mlm.train.data = d.path();
+  double mlm_evals = 0;
+  for (const EvalSpec& e : p.evals)
+    if (e.run == mlm.name) mlm_evals += 2 * 32 * cost(32) + 2 * 64 * cost(64) + 2 * 128 * cost(128);
+  REQUIRE(mlm.train.steps == 2);  // half the steps: val loss after each
+  REQUIRE(mlm.train.eval_every == 1);
+  CHECK(planned_tokens(c, p, mlm) ==
+        Approx(2 * 4 * 32 + 2 * 4 * 4 * 32 * cost(32) + mlm_evals).epsilon(1e-12));
+}
