@@ -79,7 +79,7 @@ struct HeadOperand {
     if constexpr (std::is_same_v<T, float>) {
       if (const SgemmKernel* uk = sgemm_kernel()) {
         ours = true;
-        if (sgemm_in_place(*uk, trans, N)) {
+        if (sgemm_in_place(*uk, trans, N, ld)) {
           packed = {B, K, N, ld};
           return;
         }

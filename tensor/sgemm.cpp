@@ -112,6 +112,7 @@ struct Panels {
   int64_t panel_stride, row_stride;
 };
 
+// sgemm_in_place (sgemm.h), for sgemm and for the prepacked products of attention alike:
 // Stored (not transposed) B whose panels are all full needs no packing: its rows already are
 // the panel rows the micro-kernel reads (NR contiguous floats per k), ldb apart instead of NR.
 // This is dW = dy^T x, whose B is a whole activation (4096 x 128 or x 512 in a canonical
@@ -134,7 +135,7 @@ int64_t l2_bytes() {
   return v;
 }
 bool b_in_place(const Product& p) {
-  return sgemm_in_place(p.uk, p.tb, p.N) && p.ldb * int64_t(sizeof(float)) * KC <= l2_bytes() / 2;
+  return sgemm_in_place(p.uk, p.tb, p.N, p.ldb);
 }
 
 // Block pc of B read in place (b_in_place), or packed at bp by pack_panel.
@@ -174,8 +175,8 @@ void run_tiles(const Product& p, int64_t pc, const Panels& b, int64_t t0, int64_
 
 }  // namespace
 
-bool sgemm_in_place(const SgemmKernel& uk, bool tb, int64_t N) {
-  return !tb && N % uk.nr == 0;
+bool sgemm_in_place(const SgemmKernel& uk, bool tb, int64_t N, int64_t ldb) {
+  return !tb && N % uk.nr == 0 && ldb * int64_t(sizeof(float)) * KC <= l2_bytes() / 2;
 }
 
 const SgemmKernel* sgemm_kernel_for(Isa isa) {

@@ -55,9 +55,10 @@ struct PackedB {
   int64_t K, N;
   int64_t ld = 0;
 };
-// Whether a stored op(B) (K, N) can be read in place by sgemm_prepacked (PackedB::ld): not
-// transposed, and only full panels (no ragged edge to pad with zeros).
-bool sgemm_in_place(const SgemmKernel& uk, bool tb, int64_t N);
+// Whether a stored op(B) (K, N) with rows ldb apart is read in place, by sgemm and by
+// sgemm_prepacked (PackedB::ld): not transposed, only full panels (no ragged edge to pad with
+// zeros), and rows close enough for a panel to stay in L2 (sgemm.cpp says why).
+bool sgemm_in_place(const SgemmKernel& uk, bool tb, int64_t N, int64_t ldb);
 int64_t sgemm_packed_floats(const SgemmKernel& uk, int64_t K, int64_t N);  // size of the buffer
 void sgemm_pack(const SgemmKernel& uk, bool tb, int64_t K, int64_t N, const float* B, int64_t ldb,
                 float* dst);

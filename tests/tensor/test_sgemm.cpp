@@ -160,7 +160,7 @@ TEST_CASE("sgemm_prepacked on a leading block of a packed B equals sgemm on the 
                           << " kc=" << kc << " beta=" << beta);
             REQUIRE(C == want);
             // stored B of whole panels, read in place (PackedB::ld): V and K in attention
-            if (kernel::sgemm_in_place(*uk, tb, N)) {
+            if (kernel::sgemm_in_place(*uk, tb, N, ldb)) {
               kernel::sgemm_prepacked(*uk, ta, M, n, kc, 0.5f, A.data(), lda, {B.data(), K, N, ldb},
                                       beta, C_in_place.data(), ldc);
               REQUIRE(C_in_place == want);
@@ -226,7 +226,8 @@ TEST_CASE("sgemm gives the same bits whether it reads stored B in place or packs
   for (const kernel::SgemmKernel* uk : runnable_kernels()) {
     Generator g(12);
     const int64_t M = 50, N = 4 * uk->nr, K = 700, far = 4096;
-    REQUIRE(kernel::sgemm_in_place(*uk, false, N));
+    REQUIRE(kernel::sgemm_in_place(*uk, false, N, N));
+    REQUIRE_FALSE(kernel::sgemm_in_place(*uk, false, N, far));  // so the second one is packed
     std::vector<float> A(M * K), near(K * N), spread(K * far, std::nanf("")), c1(M * N), c2(M * N);
     for (auto& v : A) v = float(g.normal());
     for (int64_t k = 0; k < K; ++k)
