@@ -11,7 +11,9 @@ scripts/bench.sh runs this with PyTorch's own defaults otherwise (no OMP_/OPENBL
 of ours in its environment).
 BENCH_CLOCK=cpu times with the process's CPU time instead of wall time, as bench/bench_util.h
 does (development on a shared machine; scripts/bench.sh never sets it).
-Usage: torch_bench.py [threads] [steps] [cpu|cuda] [batch] [explicit|sdpa]
+Usage: torch_bench.py [threads] [steps] [cpu|cuda] [batch] [explicit|sdpa] [schemes]
+schemes: comma-separated, timed in that order (default: none,learned,sinusoidal,rope,alibi,t5;
+scripts/bench.sh starts each round at another scheme, as it does for ours).
 On cuda each timed step ends with torch.cuda.synchronize(). `sdpa` replaces the written-out
 attention (scores, mask, softmax, P v) with F.scaled_dot_product_attention, PyTorch's fused
 kernels; the default is the same explicit attention as on the CPU.
@@ -29,6 +31,11 @@ steps = int(sys.argv[2]) if len(sys.argv) > 2 else 20
 dev = torch.device(sys.argv[3] if len(sys.argv) > 3 else "cpu")
 B = int(sys.argv[4]) if len(sys.argv) > 4 else 16
 attn = sys.argv[5] if len(sys.argv) > 5 else "explicit"
+SCHEMES = ["none", "learned", "sinusoidal", "rope", "alibi", "t5"]
+order = sys.argv[6].split(",") if len(sys.argv) > 6 else SCHEMES
+for pe in order:
+    if pe not in SCHEMES:
+        sys.exit(f"torch_bench.py: scheme '{pe}'; valid: {', '.join(SCHEMES)}")
 torch.set_num_threads(threads)
 clock = time.process_time if os.environ.get("BENCH_CLOCK") == "cpu" else time.perf_counter
 V, C, L, H, T = 105, 128, 4, 4, 256
@@ -117,7 +124,7 @@ class Model(torch.nn.Module):
 
 
 warmup = 2 if dev.type == "cpu" else 3  # the GPU's first steps also set up cuBLAS and caches
-for pe in ["none", "learned", "sinusoidal", "rope", "alibi", "t5"]:
+for pe in order:
     torch.manual_seed(1)
     m = Model(pe).to(dev)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-3)

@@ -8,7 +8,9 @@
 // On the CPU the last column is the step's GFLOP/s, from the 26.1 GFLOP a step of the canonical
 // config takes (forward, backward with attention's recomputation; linear in the batch); `make
 // bench` divides it by the machine's measured FMA peak (bench_fma_peak).
-// Usage: bench_train_step [steps=6] [batch=16] [device=cpu|cuda] [scheme=all]
+// Usage: bench_train_step [steps=6] [batch=16] [device=cpu|cuda] [schemes=all]
+// schemes: one, or several comma-separated, timed in that order (`make bench` starts each round
+// at another scheme, so that none is always the process's first); all: pe_names()' order.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -22,19 +24,40 @@
 
 using namespace poslab;
 
+namespace {
+
+// "all", or comma-separated scheme names (parse_pe: an unknown one is an error naming the valid).
+std::vector<std::string> scheme_order(const std::string& list) {
+  if (list == "all") return pe_names();
+  std::vector<std::string> order;
+  for (size_t i = 0; i <= list.size();) {
+    const size_t j = std::min(list.find(',', i), list.size());
+    order.push_back(pe_name(parse_pe(list.substr(i, j - i))));
+    i = j + 1;
+  }
+  return order;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   int reps = argc > 1 ? std::atoi(argv[1]) : 6;
   int64_t B = argc > 2 ? std::atoll(argv[2]) : 16, T = 256, V = 105;
   Device device = parse_device(argc > 3 ? argv[3] : "cpu", "device");
   require_device(device, "bench_train_step");
   const double flop = 26.1e9 * static_cast<double>(B) / 16;  // one step, canonical config
+  std::vector<std::string> order;
+  try {
+    order = scheme_order(argc > 4 ? argv[4] : "all");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_train_step: %s\n", e.what());
+    return 2;
+  }
   if (device == Device::cuda)
     std::printf("# %s, batch %lld\n", cuda_device_name().c_str(), (long long)B);
   std::printf("%-11s %10s %9s %8s\n", "pe", "tokens/s", "s/step",
               device == Device::cuda ? "issue s" : "GFLOP/s");
-  const std::string only = argc > 4 ? argv[4] : "all";
-  for (const std::string& pe : pe_names()) {
-    if (only != "all" && pe != only) continue;
+  for (const std::string& pe : order) {
     GPTConfig c;
     c.vocab_size = V, c.pe = parse_pe(pe), c.block_size = T, c.device = device;
     GPT m(c, 1);

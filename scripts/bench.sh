@@ -8,7 +8,9 @@
 #   defaults, and with OPENBLAS_NUM_THREADS=1; the faster of the two is the baseline.
 # - ROUNDS rounds (default 3) alternate the programs, the order flipped every round, so slow
 #   drift of the machine hits both; each figure is a median of STEPS timed training steps
-#   (default 20) after warm-up. Printed: the median over rounds and the range.
+#   (default 20) after warm-up. Printed: the median over rounds and the range. Each round
+#   both programs time the schemes from another one on (round 2: learned ... t5, none), so
+#   the start-up a process's first scheme pays falls on another scheme every round.
 # - Every figure carries the CPU model, its vector extensions and the machine's load just
 #   before it: the cores busy with other work over one second while none of the benchmark's
 #   programs run (from /proc/stat; the load average would count the benchmark's own last
@@ -64,12 +66,16 @@ peak=$(awk -v i="$isa" '$1 == "fma_peak" && (i == "native" || $2 == i) {p = $4} 
 have_torch=0
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then have_torch=1; fi
 # One round: ours (train + eval) and PyTorch twice, in the given order; lines tagged with
-# the round and the load just before each program started.
+# the round and the load just before each program started. Round r times the schemes from the
+# r-th on (none learned ... t5, then round again), in both programs: a program's first scheme
+# also pays its start-up (first touches of memory, thread pools), and this way it is another
+# scheme each round, so no scheme's median carries it every round.
+order() { echo $schemes | awk -v r="$1" '{ for (i = 0; i < NF; i++) printf "%s%s", (i ? "," : ""), $((i + r - 1) % NF + 1) }'; }
 run_ours() {
   local r=$1 l
   l=$(load)
-  section "round $r: poslab bench_train_step, $steps steps"
-  ours "$build/bench/bench_train_step" "$steps" 16 >"$tmp/last"
+  section "round $r: poslab bench_train_step, $steps steps, schemes $(order "$r")"
+  ours "$build/bench/bench_train_step" "$steps" 16 cpu "$(order "$r")" >"$tmp/last"
   cat "$tmp/last"
   awk -v r="$r" -v l="$l" 'NR > 1 {print "ours", $1, $2, l, r}' "$tmp/last" >>"$tmp/train"
   for pe in $schemes; do
@@ -83,8 +89,9 @@ run_torch() {
   local r=$1 name=$2 l
   shift 2
   l=$(load)
-  section "round $r: PyTorch eager, $name"
-  clean "${torch_isa[@]}" "$@" /usr/bin/python3 bench/torch_bench.py "$threads" "$steps" >"$tmp/last"
+  section "round $r: PyTorch eager, $name, schemes $(order "$r")"
+  clean "${torch_isa[@]}" "$@" /usr/bin/python3 bench/torch_bench.py "$threads" "$steps" cpu 16 \
+    explicit "$(order "$r")" >"$tmp/last"
   cat "$tmp/last"
   awk -v r="$r" -v l="$l" -v n="$name" '$3 == "train" {print n, $2, $4, l, r}' "$tmp/last" >>"$tmp/train"
   awk -v r="$r" -v l="$l" -v n="$name" '$3 == "eval4096" {print n, $2, $4, l, r}' "$tmp/last" >>"$tmp/eval"
