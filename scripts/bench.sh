@@ -70,7 +70,7 @@ if /usr/bin/python3 -c "import torch" 2>/dev/null; then have_torch=1; fi
 # r-th on (none learned ... t5, then round again), in both programs: a program's first scheme
 # also pays its start-up (first touches of memory, thread pools), and this way it is another
 # scheme each round, so no scheme's median carries it every round.
-order() { echo $schemes | awk -v r="$1" '{ for (i = 0; i < NF; i++) printf "%s%s", (i ? "," : ""), $((i + r - 1) % NF + 1) }'; }
+order() { echo "$schemes" | awk -v r="$1" '{ for (i = 0; i < NF; i++) printf "%s%s", (i ? "," : ""), $((i + r - 1) % NF + 1) }'; }
 run_ours() {
   local r=$1 l
   l=$(load)
