@@ -63,19 +63,15 @@ double planned_tokens(const StudyConfig& c, const StudyPlan& p, const RunSpec& r
   tokens += static_cast<double>(val_evals * r.train.eval_batches * r.train.batch * T0) *
             forward_cost(c, r, T0);
   bool evaluated = false;
-  double targets = 0;  // the sliding pass's: those of the evaluation with the most
   for (const EvalSpec& e : p.evals) {
     if (e.run != r.name) continue;
     evaluated = true;
     for (int64_t L : c.lens)
-      if (evaluates_at(r, L)) {
-        tokens += eval_tokens(c, r, L) * forward_cost(c, r, L);
-        targets = std::max(targets, eval_tokens(c, r, L));
-      }
+      if (evaluates_at(r, L)) tokens += eval_tokens(c, r, L) * forward_cost(c, r, L);
   }
   if (evaluated && r.train.model.causal) {  // the sliding pass, once per run (sliding_cache.h)
-    const double windows = static_cast<double>(sliding_window_count(
-        static_cast<int64_t>(val_tokens(r)), T0, static_cast<int64_t>(targets)));
+    const double windows = static_cast<double>(
+        sliding_window_count(static_cast<int64_t>(val_tokens(r)), T0, sliding_targets(c, r)));
     tokens += windows * static_cast<double>(T0) * forward_cost(c, r, T0);
   }
   if (!r.train.keep_steps.empty()) tokens += eval_tokens(c, r, T0) * forward_cost(c, r, T0);
