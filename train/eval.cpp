@@ -49,6 +49,20 @@ double range_mean(const std::vector<double>& pos, int64_t start, int64_t end) {
   return acc / std::max<int64_t>(end - start, 1);
 }
 
+// The offsets of the sliding windows (eval.h) for a split of n > window tokens: 0, s, 2s, ...
+// while a window's last target n-1 is reachable, then one window ending at the split's end
+// when the strides do not reach it; only those up to the first that scores target `last`.
+std::vector<int64_t> sliding_offsets(int64_t n, int64_t window, int64_t last) {
+  const int64_t s = std::max<int64_t>(1, window / 4);
+  std::vector<int64_t> offsets;
+  for (int64_t o = 0; o + window <= n - 1; o += s) {
+    offsets.push_back(o);
+    if (o + window >= last) return offsets;
+  }
+  if (offsets.back() + window < n - 1) offsets.push_back(n - 1 - window);  // the split's end
+  return offsets;
+}
+
 }  // namespace
 
 EvalResult evaluate(const GPT& model, const std::vector<uint16_t>& tokens, int64_t L,
@@ -81,29 +95,6 @@ EvalResult evaluate(const GPT& model, const std::vector<uint16_t>& tokens, int64
   return r;
 }
 
-namespace {
-
-// The offsets of the sliding windows (eval.h) for a split of n > window tokens: 0, s, 2s, ...
-// while a window's last target n-1 is reachable, then one window ending at the split's end
-// when the strides do not reach it; only those up to the first that scores target `last`.
-std::vector<int64_t> sliding_offsets(int64_t n, int64_t window, int64_t last) {
-  const int64_t s = std::max<int64_t>(1, window / 4);
-  std::vector<int64_t> offsets;
-  for (int64_t o = 0; o + window <= n - 1; o += s) {
-    offsets.push_back(o);
-    if (o + window >= last) return offsets;
-  }
-  if (offsets.back() + window < n - 1) offsets.push_back(n - 1 - window);  // the split's end
-  return offsets;
-}
-
-// targets 1 .. last: all of them (targets <= 0) or the first `targets`, at most n - 1.
-int64_t last_target(int64_t n, int64_t targets) {
-  return targets > 0 ? std::min(targets, n - 1) : n - 1;
-}
-
-}  // namespace
-
 std::vector<double> sliding_losses(const GPT& model, const std::vector<uint16_t>& tokens,
                                    int64_t window, int64_t batch, int64_t targets) {
   int64_t n = static_cast<int64_t>(tokens.size());
@@ -111,7 +102,7 @@ std::vector<double> sliding_losses(const GPT& model, const std::vector<uint16_t>
   if (n < window + 1)
     fail("sliding window: the split holds ", n,
          " tokens, fewer than the window + 1 = ", window + 1);
-  const int64_t last = last_target(n, targets);
+  const int64_t last = sliding_target_count(n, targets);
   std::vector<int64_t> offsets = sliding_offsets(n, window, last);
   std::vector<double> v = window_losses(model, tokens, offsets, window, batch);
   // Window i (offset o) holds targets o+1 .. o+window; it scores those no earlier window
@@ -127,9 +118,14 @@ std::vector<double> sliding_losses(const GPT& model, const std::vector<uint16_t>
   return out;
 }
 
+int64_t sliding_target_count(int64_t n, int64_t targets) {
+  const int64_t all = std::max<int64_t>(n - 1, 0);
+  return targets > 0 ? std::min(targets, all) : all;
+}
+
 int64_t sliding_window_count(int64_t n, int64_t window, int64_t targets) {
   if (window <= 0 || n < window + 1) return 0;
-  return static_cast<int64_t>(sliding_offsets(n, window, last_target(n, targets)).size());
+  return static_cast<int64_t>(sliding_offsets(n, window, sliding_target_count(n, targets)).size());
 }
 
 void add_sliding_loss(EvalResult& r, const std::vector<double>& sliding) {

@@ -76,6 +76,10 @@ constexpr int64_t kEvalBatchTokens = 2048;
 std::vector<double> sliding_losses(const GPT& model, const std::vector<uint16_t>& tokens,
                                    int64_t window, int64_t batch = 0, int64_t targets = 0);
 
+// How many targets sliding_losses scores on a split of n tokens: the first `targets`, at most
+// n-1 (all of them when targets <= 0).
+int64_t sliding_target_count(int64_t n, int64_t targets = 0);
+
 // The number of windows (each a forward pass of `window` tokens) sliding_losses computes for
 // a split of n tokens (n > window) and `targets` as there: what the pass costs.
 int64_t sliding_window_count(int64_t n, int64_t window, int64_t targets = 0);

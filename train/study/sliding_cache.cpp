@@ -74,9 +74,8 @@ std::vector<double> run_sliding_losses(const std::string& run_dir, GPT& model,
   namespace fs = std::filesystem;
   const std::string bin_path = run_dir + "/sliding.bin", json_path = run_dir + "/sliding.json";
   const int64_t window = model.config().block_size;
-  const int64_t n = static_cast<int64_t>(val.size());
-  const int64_t all = std::max<int64_t>(n - 1, 0);
-  const size_t want = static_cast<size_t>(targets > 0 ? std::min(targets, all) : all);
+  const auto want =
+      static_cast<size_t>(sliding_target_count(static_cast<int64_t>(val.size()), targets));
   const uint64_t hash = model_hash(model);
   if (!recompute && fs::exists(bin_path) && fs::exists(json_path)) {
     std::string bin = read_file(bin_path);
