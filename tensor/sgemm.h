@@ -59,6 +59,9 @@ struct PackedB {
 // sgemm_prepacked (PackedB::ld): not transposed, only full panels (no ragged edge to pad with
 // zeros), and rows close enough for a panel to stay in L2 (sgemm.cpp says why).
 bool sgemm_in_place(const SgemmKernel& uk, bool tb, int64_t N, int64_t ldb);
+// Whether sgemm runs a product as its transpose, C^T = op(B)^T op(A)^T (much wider than tall,
+// deep, no bias: sgemm.cpp says why). The bits are those of the product run as it is.
+bool sgemm_runs_transposed(int64_t M, int64_t N, int64_t K, bool bias);
 int64_t sgemm_packed_floats(const SgemmKernel& uk, int64_t K, int64_t N);  // size of the buffer
 void sgemm_pack(const SgemmKernel& uk, bool tb, int64_t K, int64_t N, const float* B, int64_t ldb,
                 float* dst);

@@ -71,6 +71,10 @@ std::vector<Case> layout_cases() {
       // big enough for the threads (M N K >= 2^18), three k-blocks, as dW = dy^T x.
       cases.push_back({ta, tb, 97, 64, 600, 1.f, 0.5f});
       cases.push_back({ta, tb, 40, 96, 1000, 1.f, 0.f});
+      // Wide and deep: sgemm runs these as their transpose (sgemm_runs_transposed), the
+      // second one reading C (beta != 0) into the transposed buffer first.
+      cases.push_back({ta, tb, 13, 40, 300, 1.f, 0.f});
+      cases.push_back({ta, tb, 30, 100, 400, 1.f, 0.5f});
     }
   return cases;
 }
@@ -199,7 +203,8 @@ TEST_CASE("sgemm gives the same bits on one thread and on several", "[tensor][ge
     Generator g(11);
     for (bool ta : {false, true})
       for (bool tb : {false, true})
-        for (auto [M, N, K] : std::vector<std::array<int64_t, 3>>{{97, 64, 600}, {130, 70, 520}}) {
+        for (auto [M, N, K] :  // the last one runs transposed (sgemm_runs_transposed)
+             std::vector<std::array<int64_t, 3>>{{97, 64, 600}, {130, 70, 520}, {40, 200, 600}}) {
           std::vector<float> A(M * K), B(N * K), one(M * N), many(M * N);
           for (auto& v : A) v = float(g.normal());
           for (auto& v : B) v = float(g.normal());
@@ -225,7 +230,8 @@ TEST_CASE("sgemm gives the same bits whether it reads stored B in place or packs
   // give the same bits, on one thread and on two.
   for (const kernel::SgemmKernel* uk : runnable_kernels()) {
     Generator g(12);
-    const int64_t M = 50, N = 4 * uk->nr, K = 700, far = 4096;
+    const int64_t M = 70, N = 4 * uk->nr, K = 700, far = 4096;
+    REQUIRE_FALSE(kernel::sgemm_runs_transposed(M, N, K, false));  // B stays B
     REQUIRE(kernel::sgemm_in_place(*uk, false, N, N));
     REQUIRE_FALSE(kernel::sgemm_in_place(*uk, false, N, far));  // so the second one is packed
     std::vector<float> A(M * K), near(K * N), spread(K * far, std::nanf("")), c1(M * N), c2(M * N);
@@ -245,5 +251,42 @@ TEST_CASE("sgemm gives the same bits whether it reads stored B in place or packs
       }
     }
     omp_set_num_threads(threads);
+  }
+}
+
+TEST_CASE("sgemm runs a wide, deep product as its transpose, with the bits of the product as it is",
+          "[tensor][gemm]") {
+  // dW = dy^T x of the MLP's down projection is (128, 512) over K = 4096 rows: sgemm computes
+  // C^T = op(B)^T op(A)^T into a buffer (sgemm.cpp says why). sgemm_prepacked always runs the
+  // product as it is, in the same k-blocks, so its bits are what the transposed run must give:
+  // each layout, with beta = 0 (C never read: NaN) and beta != 0, and C's padding left alone.
+  for (const kernel::SgemmKernel* uk : runnable_kernels()) {
+    Generator g(13);
+    const int64_t M = 40, N = 128, K = 600, ldc = N + 3;
+    REQUIRE(kernel::sgemm_runs_transposed(M, N, K, false));
+    REQUIRE_FALSE(kernel::sgemm_runs_transposed(M, N, K, true));  // a bias keeps it as it is
+    REQUIRE_FALSE(kernel::sgemm_runs_transposed(N, M, K, false));
+    REQUIRE_FALSE(kernel::sgemm_runs_transposed(M, N, 256, false));  // one k-block
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (float beta : {0.f, 0.75f}) {
+          const int64_t lda = (ta ? M : K) + 1, ldb = (tb ? K : N) + 2;
+          std::vector<float> A((ta ? K : M) * lda), B((tb ? N : K) * ldb), C(M * ldc);
+          for (auto& v : A) v = float(g.normal());
+          for (auto& v : B) v = float(g.normal());
+          for (auto& v : C) v = beta == 0 ? std::nanf("") : float(g.normal());
+          std::vector<float> want = C, packed(kernel::sgemm_packed_floats(*uk, K, N));
+          kernel::sgemm_pack(*uk, tb, K, N, B.data(), ldb, packed.data());
+          kernel::sgemm_prepacked(*uk, ta, M, N, K, 1.5f, A.data(), lda, {packed.data(), K, N},
+                                  beta, want.data(), ldc);
+          kernel::sgemm(*uk, ta, tb, M, N, K, 1.5f, A.data(), lda, B.data(), ldb, beta, C.data(),
+                        ldc);
+          INFO(uk->name << ": ta=" << ta << " tb=" << tb << " beta=" << beta);
+          for (int64_t i = 0; i < M; ++i) {
+            for (int64_t j = 0; j < N; ++j) REQUIRE(C[i * ldc + j] == want[i * ldc + j]);
+            if (beta == 0)
+              for (int64_t j = N; j < ldc; ++j) REQUIRE(std::isnan(C[i * ldc + j]));
+          }
+        }
   }
 }
