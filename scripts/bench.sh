@@ -164,9 +164,28 @@ for pe in rope alibi; do ours "$build/bench/bench_eval_long" 8192 "$pe" | tee -a
 
 # The kernels one at a time (not compared with PyTorch): development figures.
 section "matmul: the Tensor API against raw cblas_sgemm (environment as found${matmul_isa[*]:+, with ${matmul_isa[*]}})"
-env "${matmul_isa[@]}" "$build/bench/bench_matmul"
+env "${matmul_isa[@]}" "$build/bench/bench_matmul" | tee "$tmp/matmul"
 section "ops, forward + backward (B*T = 4096 tokens)"
-ours "$build/bench/bench_ops"
+ours "$build/bench/bench_ops" | tee "$tmp/ops"
+# The floor under a step (scheme none): its matrix products (bench_matmul's total per step) and
+# its 4 attention layers' forward + backward at T = 256 (bench_ops) cannot take less than they
+# take alone; the rest of the step is everything else.
+{
+  echo
+  awk -v o="$(get "$tmp/train.sum" ours none 3)" \
+    -v t1="$(get "$tmp/train.sum" torch-default none 3)" -v t2="$(get "$tmp/train.sum" torch-blas1 none 3)" '
+    FILENAME ~ /matmul$/ && $1 == "step_products_ms" { p = $2 }
+    FILENAME ~ /ops$/ && $1 == "attention/plain" && $2 == 256 { a = 4 * $4 }
+    END {
+      if (!p || !a || !o) exit
+      s = 4096000 / o; t = (t2 > t1 ? t2 : t1); f = 4096000 / (p + a)
+      printf "The step'"'"'s floor (scheme none): its matrix products alone take %.1f ms (bench_matmul), its 4\n", p
+      printf "attention layers %.1f ms (bench_ops, T = 256): no step can beat %.1f ms, %.0f tokens/s\n", a, p + a, f
+      printf "%sOur median step took %.1f ms; %.1f ms (%.0f%%) of it went to\n",
+        (t > 0 ? sprintf("(%.2fx the faster PyTorch median). ", f / t) : ""), s, s - p - a, 100 * (s - p - a) / s
+      printf "everything else (element-wise ops, layer norms, the optimizer, threads waiting).\n"
+    }' "$tmp/matmul" "$tmp/ops"
+} >>"$out.tmp"
 section "the study's schedule: one run at a time on all cores vs one run per core"
 env "${ours_isa[@]}" bench/study_schedule.sh "$build" | tee "$tmp/schedule"
 {
