@@ -169,7 +169,8 @@ section "ops, forward + backward (B*T = 4096 tokens)"
 ours "$build/bench/bench_ops" | tee "$tmp/ops"
 # The floor under a step (scheme none): its matrix products (bench_matmul's total per step) and
 # its 4 attention layers' forward + backward at T = 256 (bench_ops) cannot take less than they
-# take alone; the rest of the step is everything else.
+# take alone; the rest of the step is everything else. One median each, so a floor is as noisy
+# as those two lines.
 {
   echo
   awk -v o="$(get "$tmp/train.sum" ours none 3)" \
@@ -183,7 +184,8 @@ ours "$build/bench/bench_ops" | tee "$tmp/ops"
       printf "attention layers %.1f ms (bench_ops, T = 256): no step can beat %.1f ms, %.0f tokens/s\n", a, p + a, f
       printf "%sOur median step took %.1f ms; %.1f ms (%.0f%%) of it went to\n",
         (t > 0 ? sprintf("(%.2fx the faster PyTorch median). ", f / t) : ""), s, s - p - a, 100 * (s - p - a) / s
-      printf "everything else (element-wise ops, layer norms, the optimizer, threads waiting).\n"
+      printf "everything else: the element-wise ops, layer norms, the optimizer, threads waiting, and\n"
+      printf "the products and attention running slower inside a step than alone (colder caches).\n"
     }' "$tmp/matmul" "$tmp/ops"
 } >>"$out.tmp"
 section "the study's schedule: one run at a time on all cores vs one run per core"
