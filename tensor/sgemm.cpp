@@ -181,10 +181,9 @@ void run_tiles(const Product& p, int64_t pc, const Panels& b, int64_t t0, int64_
 
 // A product much wider than tall and deep runs as its transpose: C^T (N,M) = op(B)^T op(A)^T,
 // through a buffer. This is dW = dy^T x of the MLP's down projection, (128, 512) over the
-// 4096 rows of a step. The driver keeps a packed block of B, KC x N, in L2 while every strip
-// of A sweeps it: for N = 512 that is 512 KiB, the whole L2 of a Zen 3 core and half of a
-// Zen 5 one, swept by every strip of A (22 of 6 rows with AVX2). Transposed, the block is
-// KC x M = 128 KiB.
+// 4096 rows of a step. The driver keeps a block of B, KC x N, in L2 while every strip of A
+// (22 of 6 rows with AVX2) sweeps it: for N = 512 that is 512 KiB, the whole L2 of a Zen 3 core
+// and half of a Zen 5 one. Transposed, the block is KC x M = 128 KiB.
 // Measured with bench_matmul ("dW mlp down"), alternating, 3 rounds, 2 threads of a Zen 5 EPYC:
 // AVX2 kernel 165-172 -> 200-211 GFLOP/s, AVX-512 kernel 311-331 -> 385-405.
 // The bits do not change. Each element of C^T is the same FMA chain over k in the same
