@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <utility>
 
 #include "autograd/ops.h"
 #include "bench/bench_util.h"
@@ -25,6 +27,33 @@
 using namespace poslab;
 
 namespace {
+
+// Whether ours (x) and raw BLAS (y) give the same numbers, to f32 rounding; names the first
+// element that differs.
+bool agree(const char* what, const Tensor& ours, const Tensor& raw) {
+  std::vector<double> x = ours.to_vector(), y = raw.to_vector();
+  for (size_t i = 0; i < x.size(); ++i)
+    if (std::abs(x[i] - y[i]) > 1e-4 * (1 + std::abs(y[i]))) {
+      std::fprintf(stderr, "matmul bench: %s differs from cblas_sgemm at %zu: %g vs %g\n", what, i,
+                   x[i], y[i]);
+      return false;
+    }
+  return true;
+}
+
+// Medians of `rounds` timings of raw and ours, alternating so that a noisy neighbour hits
+// both alike: {raw, ours} in seconds.
+std::pair<double, double> alternate_medians(const std::function<void()>& raw,
+                                            const std::function<void()>& ours, int rounds) {
+  std::vector<double> tr, to;
+  for (int i = 0; i < rounds; ++i) {
+    tr.push_back(bench::median_seconds(raw, 1, i == 0 ? 2 : 0));
+    to.push_back(bench::median_seconds(ours, 1, i == 0 ? 2 : 0));
+  }
+  std::sort(tr.begin(), tr.end());
+  std::sort(to.begin(), to.end());
+  return {tr[tr.size() / 2], to[to.size() / 2]};
+}
 
 // One matrix product of the step: C (M,N) = op(A) (M,K) op(B) (K,N), row-major, `count` times
 // per step.
@@ -79,21 +108,8 @@ bool step_products() {
                           c.N);
     };
     run_raw(), run_ours();
-    std::vector<double> x = ours.to_vector(), y = raw.to_vector();
-    for (size_t i = 0; i < x.size(); ++i)
-      if (std::abs(x[i] - y[i]) > 1e-4 * (1 + std::abs(y[i]))) {
-        std::fprintf(stderr, "matmul bench: %s differs from cblas_sgemm at %zu: %g vs %g\n", c.name,
-                     i, x[i], y[i]);
-        return false;
-      }
-    std::vector<double> tr, to;
-    for (int i = 0; i < 11; ++i) {
-      tr.push_back(bench::median_seconds(run_raw, 1, i == 0 ? 2 : 0));
-      to.push_back(bench::median_seconds(run_ours, 1, i == 0 ? 2 : 0));
-    }
-    std::sort(tr.begin(), tr.end());
-    std::sort(to.begin(), to.end());
-    const double t_raw = tr[tr.size() / 2], t_ours = to[to.size() / 2];
+    if (!agree(c.name, ours, raw)) return false;
+    const auto [t_raw, t_ours] = alternate_medians(run_raw, run_ours, 11);
     const double flop = 2.0 * c.M * c.N * c.K;
     char dims[32];
     std::snprintf(dims, sizeof dims, "%lldx%lldx%lld", (long long)c.M, (long long)c.N,
@@ -141,23 +157,10 @@ int main() {
                   out.data<float>(), c.N);
     };
     raw();
-    Tensor ours = kernel::matmul(a, bt);
-    std::vector<double> x = ours.to_vector(), y = out.to_vector();
-    for (size_t i = 0; i < x.size(); ++i)
-      if (std::abs(x[i] - y[i]) > 1e-4 * (1 + std::abs(y[i]))) {
-        std::fprintf(stderr, "matmul bench: results differ at %zu: %g vs %g\n", i, x[i], y[i]);
-        return 1;
-      }
+    if (!agree("the Tensor API", kernel::matmul(a, bt), out)) return 1;
     double flops = 2.0 * c.M * c.N * c.K;
-    // alternate the two so that a noisy neighbour hits both alike; medians of 21 each
-    std::vector<double> tr, to;
-    for (int i = 0; i < 21; ++i) {
-      tr.push_back(bench::median_seconds(raw, 1, i == 0 ? 2 : 0));
-      to.push_back(bench::median_seconds([&] { kernel::matmul(a, bt); }, 1, i == 0 ? 2 : 0));
-    }
-    std::sort(tr.begin(), tr.end());
-    std::sort(to.begin(), to.end());
-    double t_raw = tr[tr.size() / 2], t_ours = to[to.size() / 2];
+    const auto [t_raw, t_ours] = alternate_medians(
+        raw, [&] { kernel::matmul(a, bt); }, 21);
     char name[64];
     std::snprintf(name, sizeof name, "%lldx%lldx%lld%s", (long long)c.M, (long long)c.K,
                   (long long)c.N, c.trans_b ? " (B^T)" : "");

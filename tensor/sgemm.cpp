@@ -79,6 +79,12 @@ std::vector<float>& ct_buffer() {  // C^T of a product run transposed (sgemm_run
   return buf;
 }
 
+// dst (cols, rows), row stride ldd = src (rows, cols), row stride lds, transposed.
+void transpose(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst, int64_t ldd) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) dst[j * ldd + i] = src[i * lds + j];
+}
+
 // No products (K = 0): C = beta*C, where beta == 0 writes zeros without reading C.
 void scale_c(int64_t M, int64_t N, float beta, float* C, int64_t ldc) {
   for (int64_t i = 0; i < M; ++i)
@@ -233,12 +239,9 @@ void sgemm(const SgemmKernel& uk, bool ta, bool tb, int64_t M, int64_t N, int64_
   if (sgemm_runs_transposed(M, N, K, bias != nullptr)) {
     std::vector<float>& ct = ct_buffer();
     ct.resize(static_cast<size_t>(M * N));
-    if (beta != 0.f)
-      for (int64_t i = 0; i < M; ++i)
-        for (int64_t j = 0; j < N; ++j) ct[j * M + i] = C[i * ldc + j];
+    if (beta != 0.f) transpose(M, N, C, ldc, ct.data(), M);  // C^T (N,M), read by beta
     sgemm(uk, !tb, !ta, N, M, K, alpha, B, ldb, A, lda, beta, ct.data(), M);
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = ct[j * M + i];
+    transpose(N, M, ct.data(), M, C, ldc);
     return;
   }
   const Product p{uk, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias};
