@@ -105,6 +105,7 @@ struct Product {
   float* C;
   int64_t ldc;
   const float* bias;  // (N) added to every row of C, or null
+  CausalBand band{};  // sgemm_prepacked's only
   int64_t strips() const { return (M + uk.mr - 1) / uk.mr; }
   int64_t panels() const { return (N + uk.nr - 1) / uk.nr; }
 };
@@ -177,9 +178,30 @@ void run_tiles(const Product& p, int64_t pc, const Panels& b, int64_t t0, int64_
         a = ap.data(), rs = 1, cs = MR;
       }
     }
+    const int64_t last = std::min(r + MR, p.M) - 1;  // the strip's last row
+    // the k range [k0, k1) of this block that can be non-zero (sgemm.h, CausalBand)
+    int64_t k0 = 0, k1 = kc;
+    switch (p.band.kind) {
+      case CausalBand::cols:
+        if (c > last + p.band.off) continue;  // every row of the tile is masked
+        break;
+      case CausalBand::k_upto:
+        k1 = std::clamp<int64_t>(last + p.band.off + 1 - pc, 0, kc);
+        break;
+      case CausalBand::k_from:
+        k0 = std::clamp<int64_t>(r - p.band.off - pc, 0, kc);
+        break;
+      case CausalBand::none:
+        break;
+    }
+    if (k1 <= k0) {
+      if (pc > 0) continue;  // adds nothing onto C
+      k0 = k1 = 0;           // C = beta*C (+ bias): a sum of no terms
+    }
     const float* bias = pc == 0 && p.bias ? p.bias + c : nullptr;  // once, with the first block
-    p.uk.micro(kc, a, rs, cs, b.data + jp * b.panel_stride, b.row_stride, p.alpha, beta, bias,
-               p.C + r * p.ldc + c, p.ldc, std::min(MR, p.M - r), std::min(NR, p.N - c));
+    p.uk.micro(k1 - k0, a + k0 * cs, rs, cs, b.data + jp * b.panel_stride + k0 * b.row_stride,
+               b.row_stride, p.alpha, beta, bias, p.C + r * p.ldc + c, p.ldc, std::min(MR, p.M - r),
+               std::min(NR, p.N - c));
   }
 }
 
@@ -244,7 +266,7 @@ void sgemm(const SgemmKernel& uk, bool ta, bool tb, int64_t M, int64_t N, int64_
     transpose(N, M, ct.data(), M, C, ldc);
     return;
   }
-  const Product p{uk, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias};
+  const Product p{uk, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias, {}};
   const int64_t tiles = p.strips() * p.panels();
   const bool in_place = b_in_place(p);
   std::vector<float>& bp = b_buffer();
@@ -305,10 +327,10 @@ void sgemm_pack(const SgemmKernel& uk, bool tb, int64_t K, int64_t N, const floa
 
 void sgemm_prepacked(const SgemmKernel& uk, bool ta, int64_t M, int64_t n, int64_t kc, float alpha,
                      const float* A, int64_t lda, const PackedB& b, float beta, float* C,
-                     int64_t ldc) {
+                     int64_t ldc, CausalBand band) {
   if (M <= 0 || n <= 0) return;
   if (kc <= 0) return scale_c(M, n, beta, C, ldc);
-  const Product p{uk, ta, false, M, n, kc, alpha, A, lda, nullptr, 0, beta, C, ldc, nullptr};
+  const Product p{uk, ta, false, M, n, kc, alpha, A, lda, nullptr, 0, beta, C, ldc, nullptr, band};
   // the same k-blocks as sgemm, so the same sums in the same order: identical results
   for (int64_t pc = 0; pc < kc; pc += KC) {
     const Panels panels = b.ld > 0 ? Panels{b.data + pc * b.ld, uk.nr, b.ld}

@@ -66,11 +66,25 @@ int64_t sgemm_packed_floats(const SgemmKernel& uk, int64_t K, int64_t N);  // si
 void sgemm_pack(const SgemmKernel& uk, bool tb, int64_t K, int64_t N, const float* B, int64_t ldb,
                 float* dst);
 
+// The causal structure of one row block of attention, which lets sgemm_prepacked skip work
+// that is known to give zeros or to be thrown away. With row i and column j of C, k the depth:
+//   cols    only C[i, j <= i + off] is wanted: tiles right of a strip's last row's diagonal
+//           are not computed (left as they were). Scores S = Q K^T, dP = dO V^T.
+//   k_upto  op(A)[i, k] == 0 for k > i + off: a strip's sum stops at its last row's k.
+//           O = P V, dQ = dS K (P and dS are 0 right of the diagonal).
+//   k_from  op(A)[i, k] == 0 for k < i - off: a strip's sum starts at its first row's k.
+//           dV = P^T dO, dK = dS^T Q (key i sees no query before it).
+// A skipped term is 0 * b, so a sum differs at most in the sign of a zero.
+struct CausalBand {
+  enum Kind { none, cols, k_upto, k_from } kind = none;
+  int64_t off = 0;
+};
+
 // C (M,n) = alpha * op(A) (M,kc) times the packed op(B)[0:kc, 0:n] + beta * C, for n <= b.N and
 // kc <= b.K: a leading block of the packed matrix. One thread (the caller's); the same sums in
-// the same order as sgemm on the unpacked B, so the same results.
+// the same order as sgemm on the unpacked B, so the same results (with a band: see above).
 void sgemm_prepacked(const SgemmKernel& uk, bool ta, int64_t M, int64_t n, int64_t kc, float alpha,
                      const float* A, int64_t lda, const PackedB& b, float beta, float* C,
-                     int64_t ldc);
+                     int64_t ldc, CausalBand band = {});
 
 }  // namespace poslab::kernel

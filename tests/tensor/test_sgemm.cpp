@@ -174,6 +174,66 @@ TEST_CASE("sgemm_prepacked on a leading block of a packed B equals sgemm on the 
   }
 }
 
+TEST_CASE("sgemm_prepacked with a causal band gives the product without it", "[tensor][gemm]") {
+  // Attention's row blocks tell sgemm_prepacked which terms are zero (k_upto, k_from) and
+  // which outputs are masked (cols). With A zero where the band says, every wanted entry of C
+  // must equal the unbanded product's; entries of whole skipped tiles are left as they were.
+  using Band = kernel::CausalBand;
+  for (const kernel::SgemmKernel* uk : runnable_kernels()) {
+    Generator g(9);
+    for (Band::Kind kind : {Band::cols, Band::k_upto, Band::k_from})
+      for (bool ta : {false, true})
+        for (auto [M, n, kc, off] : std::vector<std::array<int64_t, 4>>{{48, 96, 32, 0},
+                                                                        {48, 64, 96, 48},
+                                                                        {13, 70, 40, 5},
+                                                                        {20, 40, 300, 250},
+                                                                        {20, 40, 300, -260},
+                                                                        {30, 33, 30, -7}})
+          for (float beta : {0.f, 1.f}) {
+            const int64_t lda = (ta ? M : kc) + 2, ldb = n + 3, ldc = n + 1;
+            std::vector<float> A((ta ? kc : M) * lda), B(kc * ldb), C(M * ldc);
+            for (auto& v : A) v = float(g.normal());
+            for (auto& v : B) v = float(g.normal());
+            for (auto& v : C) v = float(g.normal());
+            auto a_at = [&](int64_t i, int64_t k) -> float& {
+              return ta ? A[k * lda + i] : A[i * lda + k];
+            };
+            for (int64_t i = 0; i < M; ++i)  // the zeros the band promises
+              for (int64_t k = 0; k < kc; ++k)
+                if ((kind == Band::k_upto && k > i + off) || (kind == Band::k_from && k < i - off))
+                  a_at(i, k) = 0.f;
+            std::vector<float> packed(kernel::sgemm_packed_floats(*uk, kc, n));
+            kernel::sgemm_pack(*uk, false, kc, n, B.data(), ldb, packed.data());
+            const kernel::PackedB pb{packed.data(), kc, n};
+            std::vector<float> want = C, got = C;
+            kernel::sgemm_prepacked(*uk, ta, M, n, kc, 0.5f, A.data(), lda, pb, beta, want.data(),
+                                    ldc);
+            kernel::sgemm_prepacked(*uk, ta, M, n, kc, 0.5f, A.data(), lda, pb, beta, got.data(),
+                                    ldc, {kind, off});
+            INFO(uk->name << ": kind=" << kind << " ta=" << ta << " M=" << M << " n=" << n
+                          << " kc=" << kc << " off=" << off << " beta=" << beta);
+            int64_t untouched = 0;
+            for (int64_t i = 0; i < M; ++i)
+              for (int64_t j = 0; j < n; ++j) {
+                INFO("C[" << i << "," << j << "]");
+                if (kind == Band::cols && j > i + off) {
+                  // masked: computed, or left as it was if its whole tile was skipped
+                  const int64_t last = std::min(M, (i / uk->mr + 1) * uk->mr) - 1;
+                  if (j / uk->nr * uk->nr > last + off) {
+                    REQUIRE(got[i * ldc + j] == C[i * ldc + j]);
+                    ++untouched;
+                  } else {
+                    REQUIRE(got[i * ldc + j] == want[i * ldc + j]);
+                  }
+                  continue;
+                }
+                REQUIRE(got[i * ldc + j] == want[i * ldc + j]);
+              }
+            if (kind == Band::cols && off == 0) REQUIRE(untouched > 0);
+          }
+  }
+}
+
 TEST_CASE("sgemm's bias epilogue gives the bits of C = bias, then beta = 1", "[tensor][gemm]") {
   // linear's y = x W^T + b: the bias enters the first k-block's tile instead of a copy of it
   // into every row of y beforehand; the sums are the same, so are the bits.
