@@ -11,9 +11,11 @@
 // skips the register tiles of masked scores and the k-terms that multiply masked zeros. At
 // T = 256 a head's 7 products then do 4% more multiply-adds than the triangle (256 x 257 / 2
 // scores) with the AVX2 kernel's 6 x 16 tiles and 7% more with AVX-512's 12 x 32, where whole
-// blocks did 17.5% more. Measured with bench_ops (attention/plain, T = 256, forward + backward,
-// medians, 3 rounds alternating with whole blocks, Zen 5, 2 threads): AVX2 kernel 6.7-6.8 ms
-// vs 6.9-7.7, AVX-512 4.6-5.0 vs 4.7-4.8 (no change beyond the noise).
+// blocks did 17.5% more. Measured with bench_ops (T = 256, forward + backward, medians of 41,
+// plain, rope and alibi, 4 rounds alternating with whole blocks, Zen 5, 2 threads): AVX2 kernel
+// 6.55 ms vs 7.05 (medians of the 12 figures; faster in 8 of 12 pairs), AVX-512 kernel (same
+// build) 4.5 vs 4.95 (faster in 9 of 12). The machine drifts 10-20% between rounds: compare
+// pairs, not runs.
 #include <omp.h>
 
 #include <algorithm>
