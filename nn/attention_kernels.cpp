@@ -127,7 +127,7 @@ void head_gemm(bool ta, int64_t M, int64_t n, int64_t kc, T alpha, const T* A, i
 
 // The band of a causal row block whose row 0 is the query at position `row0` (sgemm.h): row i
 // sees keys j <= row0 + i.
-inline CausalBand band(const AttentionOptions& o, CausalBand::Kind kind, int64_t row0) {
+inline CausalBand causal_band(const AttentionOptions& o, CausalBand::Kind kind, int64_t row0) {
   return o.causal ? CausalBand{kind, row0} : CausalBand{};
 }
 
@@ -245,10 +245,10 @@ void forward(const AttentionTensors& t, const AttentionOptions& o) {
           rotary_scores<T>(Q, sq, K, sk, o, d, i0, i1, J, S, J);
         else
           head_gemm<T>(false, i1 - i0, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, kt, T(0),
-                       S, J, band(o, CausalBand::cols, row0));
+                       S, J, causal_band(o, CausalBand::cols, row0));
         scores_to_probs<T>(S, J, i0, i1, J, h, d, o, lse ? lse + bh * d.Tq : nullptr);
         head_gemm<T>(false, i1 - i0, d.D, J, T(1), S, J, vb, T(0), O + i0 * so, so,
-                     band(o, CausalBand::k_upto, row0));
+                     causal_band(o, CausalBand::k_upto, row0));
       }
   }
 }
@@ -266,8 +266,11 @@ void forward(const AttentionTensors& t, const AttentionOptions& o) {
 // The mask is a constant added to S (-inf): masked entries have P = 0, hence dS = 0. The bias
 // passes dS through unchanged; each table entry collects the dS of every (b, i, j) that read
 // it (one diagonal j - i per entry). Row blocks of kRowBlock queries touch only the J keys
-// they can see, and add their share into dK and dV (beta = 1). One extra Q K^T product buys
-// memory O(Tq) per head instead of O(Tq Tk) for a saved P.
+// they can see, and add their share into dK and dV (beta = 1); within a block each product
+// skips the tiles and terms the mask zeroes (CausalBand, at the top of this file). One extra
+// Q K^T product buys memory O(Tq) per head instead of O(Tq Tk) for a saved P. (Saving P was
+// measured: 9.9 MB per layer at the canonical step, and no faster step, because P then
+// goes out of cache and back; bench/RESULTS.md.)
 // Test: "gradcheck: ops: attention ..." (tests/nn/gradcheck_nn.cpp), and the comparison with
 // attention_reference (tests/nn/test_attention.cpp).
 
@@ -276,7 +279,7 @@ template <class T>
 void rebuild_probs(T* P, const T* Q, int64_t sq, const HeadOperand<T>& kt, const T* lse, int64_t i0,
                    int64_t R, int64_t J, int64_t h, const Dims& d, const AttentionOptions& o) {
   head_gemm<T>(false, R, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, kt, T(0), P, J,
-               band(o, CausalBand::cols, o.q_pos0 + i0));
+               causal_band(o, CausalBand::cols, o.q_pos0 + i0));
   for (int64_t r = 0; r < R; ++r) {
     T* p = P + r * J;
     int64_t visible = visible_keys(o.q_pos0 + i0 + r, J, o.causal);
@@ -350,13 +353,14 @@ void backward_head(const AttentionTensors& t, const T* dout, const AttentionGrad
     const T* dOb = dO + i0 * so;
     dob.set(dOb, so, false, R, d.D), qb.set(Q + i0 * sq, sq, false, R, d.D);
     head_gemm<T>(true, J, d.D, R, T(1), Pb, J, dob, beta, dv, so,
-                 band(o, CausalBand::k_from, row0));
-    head_gemm<T>(false, R, J, d.D, T(1), dOb, so, vt, T(0), dS, J, band(o, CausalBand::cols, row0));
+                 causal_band(o, CausalBand::k_from, row0));
+    head_gemm<T>(false, R, J, d.D, T(1), dOb, so, vt, T(0), dS, J,
+                 causal_band(o, CausalBand::cols, row0));
     softmax_backward_rows<T>(dS, Pb, i0, R, J, d, o, dbias);
     head_gemm<T>(false, R, d.D, J, static_cast<T>(o.scale), dS, J, kb, T(0), dq + i0 * so, so,
-                 band(o, CausalBand::k_upto, row0));
+                 causal_band(o, CausalBand::k_upto, row0));
     head_gemm<T>(true, J, d.D, R, static_cast<T>(o.scale), dS, J, qb, beta, dk, so,
-                 band(o, CausalBand::k_from, row0));
+                 causal_band(o, CausalBand::k_from, row0));
   }
   for (int64_t j = written; j < d.Tk; ++j)
     std::fill(dk + j * so, dk + j * so + d.D, T(0)),
