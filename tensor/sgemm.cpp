@@ -79,10 +79,28 @@ std::vector<float>& ct_buffer() {  // C^T of a product run transposed (sgemm_run
   return buf;
 }
 
-// dst (cols, rows), row stride ldd = src (rows, cols), row stride lds, transposed.
+// dst (cols, rows), row stride ldd = src (rows, cols), row stride lds, transposed, in 16 x 16
+// blocks: element by element, every write of a source row went to another line of dst, and
+// the transposes of the MLP's dW (128 x 512, sgemm_runs_transposed) took about 1 ms of a
+// canonical step on one thread while the other waited (perf, issue 13). Threads share the
+// blocks' rows when the caller is not in a parallel region already.
 void transpose(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst, int64_t ldd) {
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) dst[j * ldd + i] = src[i * lds + j];
+  constexpr int64_t kB = 16;
+  auto block_row = [&](int64_t i0) {
+    const int64_t i1 = std::min(i0 + kB, rows);
+    for (int64_t j0 = 0; j0 < cols; j0 += kB) {
+      const int64_t j1 = std::min(j0 + kB, cols);
+      for (int64_t i = i0; i < i1; ++i)
+        for (int64_t j = j0; j < j1; ++j) dst[j * ldd + i] = src[i * lds + j];
+    }
+  };
+  const int64_t blocks = (rows + kB - 1) / kB;
+  if (!omp_in_parallel() && rows * cols >= (int64_t(1) << 14) && omp_get_max_threads() > 1) {
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < blocks; ++b) block_row(b * kB);
+  } else {
+    for (int64_t b = 0; b < blocks; ++b) block_row(b * kB);
+  }
 }
 
 // No products (K = 0): C = beta*C, where beta == 0 writes zeros without reading C.

@@ -16,10 +16,12 @@ AdamW::AdamW(std::vector<NamedParam> params, const AdamWConfig& cfg)
   }
 }
 
+// One parameter's update, this thread's share of it: an orphaned `omp for` inside the single
+// parallel region of AdamW::step (below), without the barrier at its end.
 template <class T>
 static void adamw_update(T* p, const T* g, T* m, T* v, int64_t n, double lr, double wd,
                          const AdamWConfig& c, double bc1, double bc2) {
-#pragma omp parallel for simd if (n > (1 << 15))
+#pragma omp for simd schedule(static) nowait
   for (int64_t i = 0; i < n; ++i) {
     double gi = g[i];
     double mi = c.beta1 * m[i] + (1 - c.beta1) * gi;
@@ -48,9 +50,20 @@ void AdamW::step(double lr) {
     return kernel::cuda::adamw_update(ps, gs, ms, vs, wd,
                                       {lr, cfg_.beta1, cfg_.beta2, cfg_.eps, bc1, bc2});
   }
+  // Every parameter in one parallel region, each split between the threads with no barrier
+  // between parameters: a region per parameter ran the small ones (biases, LayerNorm, the
+  // attention output's 128 x 128) on one thread while the other waited (perf, issue 13).
+  // Each element's update is the same arithmetic either way.
+  std::vector<Tensor> grads(params_.size());
+  int64_t total = 0;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    grads[i] = params_[i].tensor.grad();
+    if (grads[i].defined()) total += params_[i].tensor.numel();
+  }
+#pragma omp parallel if (total > (1 << 15))
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& p = params_[i].tensor;
-    Tensor g = p.grad();
+    const Tensor& g = grads[i];
     if (!g.defined()) continue;
     double wd = params_[i].decay ? cfg_.weight_decay : 0.0;
     dispatch(p.dtype(), [&](auto zero) {

@@ -75,6 +75,8 @@ std::vector<Case> layout_cases() {
       // second one reading C (beta != 0) into the transposed buffer first.
       cases.push_back({ta, tb, 13, 40, 300, 1.f, 0.f});
       cases.push_back({ta, tb, 30, 100, 400, 1.f, 0.5f});
+      // ... big enough for the threads to share the transposes, ragged 16 x 16 blocks
+      cases.push_back({ta, tb, 130, 300, 300, 1.f, 0.5f});
     }
   return cases;
 }
