@@ -1,5 +1,7 @@
 #include "tensor/allocator.h"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -32,6 +34,26 @@ Cache& cache() {
   return *c;
 }
 
+// Blocks of 2 MiB and more start on a 2 MiB boundary and are offered to the kernel as
+// transparent huge pages (Linux, madvise; with THP "always" they would be huge anyway, with
+// "never" the advice is ignored). A canonical step's activations are such blocks (4096 x 128
+// floats: 2 MiB; the MLP's 4096 x 512: 8 MiB), and its element-wise ops, layer norms and
+// products stream through them: one TLB entry per 2 MiB instead of per 4 KiB. Measured with
+// bench_train_step (scheme none, 20 steps, 8 rounds alternating with the 4 KiB build, twice,
+// on a 2-core Zen 5 EPYC, issue 13): AVX-512 +2-3% (faster in 7 of 8 pairs both times),
+// emulated AVX2 no change (3 and 5 of 8); the peak RSS of an 8192 window grew by 1.6 MB.
+constexpr size_t kHugePage = size_t(2) << 20;
+
+void* fresh_block(size_t size) {
+  if (size < kHugePage) return std::aligned_alloc(64, size);
+  const size_t rounded = (size + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, rounded);
+#ifdef MADV_HUGEPAGE
+  if (p) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: a refusal changes nothing
+#endif
+  return p;
+}
+
 }  // namespace
 
 void* cpu_allocate(size_t bytes) {
@@ -49,10 +71,10 @@ void* cpu_allocate(size_t bytes) {
       return p;
     }
   }
-  void* p = std::aligned_alloc(64, size);
+  void* p = fresh_block(size);
   if (!p) {
     cpu_empty_cache();
-    p = std::aligned_alloc(64, size);
+    p = fresh_block(size);
   }
   if (!p) fail("cpu allocator: out of memory allocating ", size, " bytes");
   std::lock_guard<std::mutex> lock(c.mu);
