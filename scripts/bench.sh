@@ -180,6 +180,13 @@ ours "$build/bench/bench_ops" | tee "$tmp/ops"
     END {
       if (!p || !a || !o) exit
       s = 4096000 / o; t = (t2 > t1 ? t2 : t1); f = 4096000 / (p + a)
+      if (s < p + a) {  # timed minutes apart, not alternating: the clock may have moved
+        printf "The step'"'"'s floor (scheme none): its matrix products alone took %.1f ms (bench_matmul), its 4\n", p
+        printf "attention layers %.1f ms (bench_ops, T = 256), together %.1f ms: more than our median step,\n", a, p + a
+        printf "%.1f ms. The machine ran slower while they ran than during the training rounds, so this\n", s
+        printf "run gives no floor.\n"
+        exit
+      }
       printf "The step'"'"'s floor (scheme none): its matrix products alone take %.1f ms (bench_matmul), its 4\n", p
       printf "attention layers %.1f ms (bench_ops, T = 256): no step can beat %.1f ms, %.0f tokens/s\n", a, p + a, f
       printf "%sOur median step took %.1f ms; %.1f ms (%.0f%%) of it went to\n",
