@@ -53,7 +53,8 @@ gradcheck: deps $(BUILD)/CMakeCache.txt
 # machine but an AVX-512 one would otherwise never run: a build for AVX2 (x86-64-v3, as
 # -march=native compiles on an AVX2 CPU, so the compiler's own loops are AVX2 code too) with
 # POSLAB_ISA=avx2 (the AVX2 sgemm kernel). The PyTorch reference check and the study's tests,
-# minutes long, run in the first pass only.
+# minutes long, run in the first pass only. Each build makes only what its tests run (the
+# portable one: poslab_tests, every test program and no benchmark), as does make sanitize.
 PORTABLE_BUILD ?= build/portable
 AVX2_BUILD ?= build/avx2
 AVX2_FLAGS = -DCMAKE_BUILD_TYPE=Release -DPOSLAB_NATIVE=OFF -DPOSLAB_CUDA=OFF \
@@ -61,7 +62,7 @@ AVX2_FLAGS = -DCMAKE_BUILD_TYPE=Release -DPOSLAB_NATIVE=OFF -DPOSLAB_CUDA=OFF \
 test-portable: deps-torch
 	$(CMAKE) -S . -B $(PORTABLE_BUILD) -DCMAKE_BUILD_TYPE=Release -DPOSLAB_NATIVE=OFF \
 	  -DPOSLAB_CUDA=OFF -DCMAKE_CXX_FLAGS=-march=x86-64
-	$(CMAKE) --build $(PORTABLE_BUILD) -j $(JOBS)
+	$(CMAKE) --build $(PORTABLE_BUILD) -j $(JOBS) --target poslab_tests
 	cd $(PORTABLE_BUILD) && POSLAB_ISA=generic ctest --output-on-failure -j $(JOBS)
 	@if grep -qw avx512f /proc/cpuinfo; then \
 	  echo "== an AVX2 build with POSLAB_ISA=avx2 (this CPU has AVX-512, so make test did not run them)"; \
@@ -112,7 +113,7 @@ debug: deps
 # test-portable; under the sanitizers every C++ test binary runs.
 sanitize: deps
 	$(CMAKE) -S . -B build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOSLAB_SANITIZE=ON -DPOSLAB_CUDA=OFF
-	$(CMAKE) --build build/sanitize -j $(JOBS)
+	$(CMAKE) --build build/sanitize -j $(JOBS) --target poslab_tests
 	cd build/sanitize && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) \
 	  -E reference_pytorch
 

@@ -272,36 +272,48 @@ TEST_CASE("guide: every link, plot and report anchor exists", "[docs]") {
   }
 }
 
-TEST_CASE("guide: every command runs on the demo models and prints what the guide shows",
-          "[docs][slow]") {
-  // One scratch folder for both guides: the first starts from a fresh clone's view (no data,
-  // no runs), the second finds everything there already, as a reader following it again would.
+namespace {
+
+// Runs every command of one guide in a scratch folder of its own, from a fresh clone's view
+// (no data, no runs: the guide's own `make demo` makes them), as a reader of that guide alone
+// would. One test case per guide, so that CTest runs the two at once (tests/CMakeLists.txt).
+void check_commands(const char* file) {
   poslab::test::TempDir dir;
-  for (const char* file : kGuides) {
-    Guide g = parse(file);
-    for (size_t k = 0; k < g.blocks.size(); ++k) {
-      const Block& b = g.blocks[k];
-      if (b.lang != "sh") continue;
-      const bool shown = b.followed && k + 1 < g.blocks.size() && g.blocks[k + 1].lang == "text";
-      for (const std::string& line : b.lines) {
-        if (line.empty() || line[0] == '#') continue;
-        INFO(file << ":" << b.line_no << ": " << line);
-        if (line.rfind("make ", 0) == 0 && line != "make demo") {
-          CHECK(read(kSource + "/Makefile").find("\n" + line.substr(5) + ":") != std::string::npos);
-          continue;
-        }
-        std::string cmd = command_for(line), out;
-        if (cmd.empty()) continue;
-        int status = run(dir.path(), cmd, out);
-        INFO("output:\n" << out);
-        const std::vector<std::string> none;
-        const std::vector<std::string>& shown_lines = shown ? g.blocks[k + 1].lines : none;
-        bool fails = std::any_of(shown_lines.begin(), shown_lines.end(), [](const std::string& l) {
-          return l.find("error:") != std::string::npos;
-        });
-        CHECK((fails ? status != 0 : status == 0));
-        if (shown && b.lines.size() == 1) CHECK(output_matches(shown_lines, out));
+  Guide g = parse(file);
+  for (size_t k = 0; k < g.blocks.size(); ++k) {
+    const Block& b = g.blocks[k];
+    if (b.lang != "sh") continue;
+    const bool shown = b.followed && k + 1 < g.blocks.size() && g.blocks[k + 1].lang == "text";
+    for (const std::string& line : b.lines) {
+      if (line.empty() || line[0] == '#') continue;
+      INFO(file << ":" << b.line_no << ": " << line);
+      if (line.rfind("make ", 0) == 0 && line != "make demo") {
+        CHECK(read(kSource + "/Makefile").find("\n" + line.substr(5) + ":") != std::string::npos);
+        continue;
       }
+      std::string cmd = command_for(line), out;
+      if (cmd.empty()) continue;
+      int status = run(dir.path(), cmd, out);
+      INFO("output:\n" << out);
+      const std::vector<std::string> none;
+      const std::vector<std::string>& shown_lines = shown ? g.blocks[k + 1].lines : none;
+      bool fails = std::any_of(shown_lines.begin(), shown_lines.end(), [](const std::string& l) {
+        return l.find("error:") != std::string::npos;
+      });
+      CHECK((fails ? status != 0 : status == 0));
+      if (shown && b.lines.size() == 1) CHECK(output_matches(shown_lines, out));
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("guide (Chinese): every command runs on the demo models and prints what it shows",
+          "[docs][slow][zh]") {
+  check_commands("docs/guide.zh.md");
+}
+
+TEST_CASE("guide (English): every command runs on the demo models and prints what it shows",
+          "[docs][slow][en]") {
+  check_commands("docs/guide.md");
 }
