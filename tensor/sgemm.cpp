@@ -38,6 +38,8 @@
 #include <cstring>
 #include <vector>
 
+#include "tensor/strided.h"  // kParallelGrain
+
 namespace poslab::kernel {
 
 namespace {
@@ -95,7 +97,7 @@ void transpose(int64_t rows, int64_t cols, const float* src, int64_t lds, float*
     }
   };
   const int64_t blocks = (rows + kB - 1) / kB;
-  if (!omp_in_parallel() && rows * cols >= (int64_t(1) << 14) && omp_get_max_threads() > 1) {
+  if (!omp_in_parallel() && rows * cols >= kParallelGrain && omp_get_max_threads() > 1) {
 #pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < blocks; ++b) block_row(b * kB);
   } else {

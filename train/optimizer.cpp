@@ -16,6 +16,10 @@ AdamW::AdamW(std::vector<NamedParam> params, const AdamWConfig& cfg)
   }
 }
 
+// Models with fewer parameters than this, in all, update on one thread: waking a second one
+// would cost more than it saves (the tiny models of the tests; the study's have far more).
+constexpr int64_t kParallelElements = 1 << 15;
+
 // One parameter's update, this thread's share of it: an orphaned `omp for` inside the single
 // parallel region of AdamW::step (below), without the barrier at its end.
 template <class T>
@@ -54,16 +58,18 @@ void AdamW::step(double lr) {
   // between parameters: a region per parameter ran the small ones (biases, LayerNorm, the
   // attention output's 128 x 128) on one thread while the other waited (perf, issue 13).
   // Each element's update is the same arithmetic either way.
-  std::vector<Tensor> grads(params_.size());
+  // grads_ keeps its capacity from step to step (no allocation in a steady step) and lets go of
+  // the gradients at the end.
+  grads_.clear();
   int64_t total = 0;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    grads[i] = params_[i].tensor.grad();
-    if (grads[i].defined()) total += params_[i].tensor.numel();
+  for (const NamedParam& p : params_) {
+    grads_.push_back(p.tensor.grad());
+    if (grads_.back().defined()) total += p.tensor.numel();
   }
-#pragma omp parallel if (total > (1 << 15))
+#pragma omp parallel if (total > kParallelElements)
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& p = params_[i].tensor;
-    const Tensor& g = grads[i];
+    const Tensor& g = grads_[i];
     if (!g.defined()) continue;
     double wd = params_[i].decay ? cfg_.weight_decay : 0.0;
     dispatch(p.dtype(), [&](auto zero) {
@@ -72,6 +78,7 @@ void AdamW::step(double lr) {
                       cfg_, bc1, bc2);
     });
   }
+  grads_.clear();
 }
 
 double lr_at(int64_t step, int64_t warmup, int64_t total, double max_lr, double min_lr) {

@@ -33,6 +33,7 @@ class AdamW {
   std::vector<NamedParam> params_;
   AdamWConfig cfg_;
   std::vector<Tensor> m_, v_;
+  std::vector<Tensor> grads_;  // step()'s list of the gradients, empty between steps
   int64_t t_ = 0;
 };
 
