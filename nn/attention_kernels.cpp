@@ -60,6 +60,19 @@ inline int64_t visible_keys(int64_t P, int64_t J, bool causal) {
   return causal ? std::clamp<int64_t>(P + 1, 0, J) : J;
 }
 
+// The exp loops of a row run over whole vectors: [0, visible) rounded up to a multiple of
+// kLanes (16 floats: one AVX-512 vector, two AVX2 ones), at most J. The masked columns in the
+// padding are first set to -inf, whose exp is 0, so they add nothing to a maximum or a sum and
+// come out as P = 0. Without it each row ended in a scalar remainder loop of up to 15 exps,
+// one element at a time. Measured at T = 256 (B 16, 4 heads of 32; medians of 41, 12 rounds
+// alternating with the old code, 2 threads of a Zen 5 EPYC, 2026-12-02): forward 1.80 -> 1.56 ms
+// with AVX-512 (faster in 11 of 12 pairs), 2.38 -> 2.25 ms in the AVX2 build (10 of 12); forward
+// + backward 5.38 -> 5.27 and 7.40 -> 7.33 ms (11 and 9 of 12). The sums' rounding can change.
+constexpr int64_t kLanes = 16;
+inline int64_t vector_end(int64_t visible, int64_t J) {
+  return std::min(J, (visible + kLanes - 1) / kLanes * kLanes);
+}
+
 // Row i's slice of head h's bias table: bias_row(...)[j] = rel_bias[h, j - i + Tq - 1].
 template <class T>
 const T* bias_row(const AttentionOptions& o, const Dims& d, int64_t h, int64_t i) {
@@ -188,24 +201,27 @@ void scores_to_probs(T* S, int64_t ldS, int64_t i0, int64_t i1, int64_t J, int64
 #pragma omp simd
       for (int64_t j = 0; j < visible; ++j) s[j] += bias[j];
     }
-    T m = -std::numeric_limits<T>::infinity();
+    const T minus_inf = -std::numeric_limits<T>::infinity();
+    const int64_t end = vector_end(visible, J);
+    std::fill(s + visible, s + end, minus_inf);
+    T m = minus_inf;
     // written as a compare-select, which GCC turns into vector maxima; std::max here stayed
     // a scalar chain, half the time of this function
 #pragma omp simd reduction(max : m)
-    for (int64_t j = 0; j < visible; ++j) m = s[j] > m ? s[j] : m;
+    for (int64_t j = 0; j < end; ++j) m = s[j] > m ? s[j] : m;
     // z sums in T, one partial sum per vector lane: every term is in (0, 1] and one is 1, so
     // float's relative error stays ~1e-7 sqrt(J / lanes). Summed in double (half as many
     // lanes, a conversion per element), this loop took a quarter longer.
     T z = 0;
 #pragma omp simd reduction(+ : z)
-    for (int64_t j = 0; j < visible; ++j) {
+    for (int64_t j = 0; j < end; ++j) {
       s[j] = exp_k(s[j] - m);  // vectorised exp for f32 (tensor/fast_exp.h)
       z += s[j];
     }
     T inv = 1 / z;
 #pragma omp simd
-    for (int64_t j = 0; j < visible; ++j) s[j] *= inv;
-    for (int64_t j = visible; j < J; ++j) s[j] = 0;
+    for (int64_t j = 0; j < end; ++j) s[j] *= inv;
+    std::fill(s + end, s + J, T(0));
     if (lse) lse[i] = m + std::log(z);
   }
 }
@@ -287,10 +303,12 @@ void rebuild_probs(T* P, const T* Q, int64_t sq, const HeadOperand<T>& kt, const
 #pragma omp simd
       for (int64_t j = 0; j < visible; ++j) p[j] += bias[j];
     }
+    const int64_t end = vector_end(visible, J);
+    std::fill(p + visible, p + end, -std::numeric_limits<T>::infinity());
     T l = lse[i0 + r];
 #pragma omp simd
-    for (int64_t j = 0; j < visible; ++j) p[j] = exp_k(p[j] - l);
-    for (int64_t j = visible; j < J; ++j) p[j] = 0;
+    for (int64_t j = 0; j < end; ++j) p[j] = exp_k(p[j] - l);
+    std::fill(p + end, p + J, T(0));
   }
 }
 
