@@ -181,9 +181,10 @@ void run_as_jobs(const StudyConfig& c, const std::vector<const RunSpec*>& runs, 
     running.erase(pid);
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (!ok) failed.push_back(r->name + " (see " + c.run_dir(r->name) + "/job.log)");
-    std::fprintf(stderr, "  %s %s after %s (%zu of %zu done)\n", r->name.c_str(),
-                 ok ? "finished" : "FAILED", format_duration(seconds_since(t0)).c_str(), ++finished,
-                 runs.size());
+    // elapsed: since the first job started (jobs overlap, so not this run's own duration)
+    std::fprintf(stderr, "  %s %s (%zu of %zu done, elapsed %s)\n", r->name.c_str(),
+                 ok ? "finished" : "FAILED", ++finished, runs.size(),
+                 format_duration(seconds_since(t0)).c_str());
   }
   if (!failed.empty()) {
     std::string list;
