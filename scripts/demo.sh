@@ -11,7 +11,8 @@
 #   runs/demo-zh-mlm-rope    no mask, RoPE         (masked-LM: sees order)
 # A run that is already trained is kept; delete runs/demo-zh-* to train them again.
 set -euo pipefail
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}  # idle threads sleep (a shared machine)
+# idle OpenMP threads spin briefly, then sleep (the Makefile's choice: bench/wait_policy.sh)
+[ -n "${OMP_WAIT_POLICY:-}${GOMP_SPINCOUNT:-}" ] || export GOMP_SPINCOUNT=1000
 POSLAB=${1:?usage: scripts/demo.sh PATH/TO/poslab [STEPS]}
 STEPS=${2:-200}
 DATA=data/fortunes-zh
