@@ -23,8 +23,11 @@ SCALE   ?=
 # PASSIVE's (a step is hundreds of parallel regions, and PASSIVE pays a wake-up in each); with
 # one core busy, 1.5-1.6x the default's (whose spinning threads take the core the other
 # program needs) and 0.82-1.0x PASSIVE's. Either variable set in the environment wins.
+# ctest runs several test programs at once, each with a thread per core: a busy machine, so
+# the tests keep PASSIVE (TEST_ENV).
 ifeq ($(origin OMP_WAIT_POLICY)$(origin GOMP_SPINCOUNT),undefinedundefined)
 export GOMP_SPINCOUNT = 1000
+TEST_ENV = env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=PASSIVE
 endif
 
 FUZZ_SECONDS ?= 60
@@ -47,7 +50,7 @@ build: deps $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) -j $(JOBS)
 
 test: build deps-torch
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && $(TEST_ENV) ctest --output-on-failure -j $(JOBS)
 
 # Gradient-checks every encoding (and the ops below them) against central finite differences
 # in f64, and prints one table per encoding; exits non-zero on a failure.
@@ -71,13 +74,13 @@ test-portable: deps-torch
 	$(CMAKE) -S . -B $(PORTABLE_BUILD) -DCMAKE_BUILD_TYPE=Release -DPOSLAB_NATIVE=OFF \
 	  -DPOSLAB_CUDA=OFF -DCMAKE_CXX_FLAGS=-march=x86-64
 	$(CMAKE) --build $(PORTABLE_BUILD) -j $(JOBS) --target poslab_tests
-	cd $(PORTABLE_BUILD) && POSLAB_ISA=generic ctest --output-on-failure -j $(JOBS)
+	cd $(PORTABLE_BUILD) && $(TEST_ENV) POSLAB_ISA=generic ctest --output-on-failure -j $(JOBS)
 	@if grep -qw avx512f /proc/cpuinfo; then \
 	  echo "== an AVX2 build with POSLAB_ISA=avx2 (this CPU has AVX-512, so make test did not run them)"; \
 	  $(CMAKE) -S . -B $(AVX2_BUILD) $(AVX2_FLAGS) && \
 	  $(CMAKE) --build $(AVX2_BUILD) -j $(JOBS) --target poslab test_tensor test_autograd \
 	    test_posenc test_nn test_train && \
-	  cd $(AVX2_BUILD) && POSLAB_ISA=avx2 ctest --output-on-failure -j $(JOBS) \
+	  cd $(AVX2_BUILD) && $(TEST_ENV) POSLAB_ISA=avx2 ctest --output-on-failure -j $(JOBS) \
 	    -R 'test_(tensor|autograd|posenc|nn|train)'; \
 	else echo "== no AVX-512 here: make test already ran the AVX2 code path"; fi
 
@@ -112,7 +115,7 @@ endif
 debug: deps
 	$(CMAKE) -S . -B build/debug -DCMAKE_BUILD_TYPE=Debug
 	$(CMAKE) --build build/debug -j $(JOBS)
-	cd build/debug && ctest --output-on-failure -j $(JOBS)
+	cd build/debug && $(TEST_ENV) ctest --output-on-failure -j $(JOBS)
 
 # Sanitizers are built without CUDA: ASan protects the "shadow gap", an address range the CUDA
 # driver maps memory into (it would need ASAN_OPTIONS=protect_shadow_gap=0), and LeakSanitizer
@@ -122,7 +125,7 @@ debug: deps
 sanitize: deps
 	$(CMAKE) -S . -B build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOSLAB_SANITIZE=ON -DPOSLAB_CUDA=OFF
 	$(CMAKE) --build build/sanitize -j $(JOBS) --target poslab_tests
-	cd build/sanitize && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) \
+	cd build/sanitize && $(TEST_ENV) ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) \
 	  -E reference_pytorch
 
 # libFuzzer (clang) on the file readers and the flag parser, FUZZ_SECONDS each; crashes land
