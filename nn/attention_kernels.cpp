@@ -149,41 +149,57 @@ inline CausalBand causal_band(const AttentionOptions& o, CausalBand::Kind kind, 
 //   q' = R(P w) q_i;  for j < J: k'_j = R(j w) k_j;  S_ij = scale q' . k'_j
 // (= scale q_i . R((j - P) w) k_j). Per pair p, with (a, b) = q' and (x, y) = k_j:
 //   q' . R(t) k = cos t (a x + b y) + sin t (b x - a y)
-// R(j w) for j = 0, 1, 2, ... comes from the angle-addition recurrence (cos, sin of (j+1)w
-// from those of j w), in double: no trig in the inner loop, error ~1e-13 after 10^4 steps.
-// The keys' pairs are split into two arrays once per block, so the loop over pairs runs on
-// contiguous data and vectorises.
+// Each row has its own w, so this is no matrix product: O(J D) work per row, in double.
+// The loops run over keys, kLanesF64 at a time, one pair p after another, adding each pair's
+// term into the row's sums: lane l of a chunk starting at key j0 holds cos, sin of
+// (j0 + l) w_p, and the next chunk's come from the angle-addition rule with the step
+// kLanesF64 w_p (no trig in the loop; in double the error stays ~1e-13 over 10^4 keys).
+// The keys' pairs are split once per block into x[p][j], y[p][j], contiguous in j. Each row
+// stops at the keys it can see (rounded up to whole lanes): scores_to_probs reads no further.
+// An earlier version looped over the pairs inside each key and ended every score in a sum
+// across the vector's lanes: the study's whole dynamic-scaling evaluation of one model
+// (bench_eval_study, one thread of a Zen 5 EPYC) took 268.0 s with it, 120.1 s with this, the
+// losses equal to 2e-10 (bench/RESULTS.md).
+constexpr int64_t kLanesF64 = 8;
 template <class T>
 void rotary_scores(const T* Q, int64_t sq, const T* K, int64_t sk, const AttentionOptions& o,
                    const Dims& d, int64_t i0, int64_t i1, int64_t J, T* S, int64_t ldS) {
-  int64_t half = d.D / 2;
-  std::vector<double> kx(J * half), ky(J * half);  // key j's pair p: (kx, ky)[j half + p]
+  const int64_t half = d.D / 2, Jp = (J + kLanesF64 - 1) / kLanesF64 * kLanesF64;
+  std::vector<double> kx(half * Jp, 0.0), ky(half * Jp, 0.0), acc(Jp);  // pair p: [p Jp + j]
   for (int64_t j = 0; j < J; ++j)
     for (int64_t p = 0; p < half; ++p)
-      kx[j * half + p] = K[j * sk + 2 * p], ky[j * half + p] = K[j * sk + 2 * p + 1];
-  std::vector<double> qa(half), qb(half), cs(half), sn(half), c1(half), s1(half);
+      kx[p * Jp + j] = K[j * sk + 2 * p], ky[p * Jp + j] = K[j * sk + 2 * p + 1];
   for (int64_t i = i0; i < i1; ++i) {
     const double* w = o.row_freqs.data<double>() + i * half;
     const T* qi = Q + i * sq;
-    double P = static_cast<double>(o.q_pos0 + i);
-    for (int64_t p = 0; p < half; ++p) {  // q' = R(P w) q
-      double c = std::cos(P * w[p]), s = std::sin(P * w[p]);
-      qa[p] = qi[2 * p] * c - qi[2 * p + 1] * s;
-      qb[p] = qi[2 * p] * s + qi[2 * p + 1] * c;
-      cs[p] = 1, sn[p] = 0, c1[p] = std::cos(w[p]), s1[p] = std::sin(w[p]);
-    }
-    for (int64_t j = 0; j < J; ++j) {
-      const double *x = kx.data() + j * half, *y = ky.data() + j * half;
-      double dot = 0;
-#pragma omp simd reduction(+ : dot)
-      for (int64_t p = 0; p < half; ++p) {
-        dot += cs[p] * (qa[p] * x[p] + qb[p] * y[p]) + sn[p] * (qb[p] * x[p] - qa[p] * y[p]);
-        double nc = cs[p] * c1[p] - sn[p] * s1[p];  // advance the angle by w
-        sn[p] = sn[p] * c1[p] + cs[p] * s1[p];
-        cs[p] = nc;
+    const int64_t P = o.q_pos0 + i;
+    const int64_t n = vector_end(visible_keys(P, J, o.causal), Jp);  // a multiple of 8, or Jp
+    std::fill(acc.begin(), acc.begin() + n, 0.0);
+    for (int64_t p = 0; p < half; ++p) {
+      const double c = std::cos(double(P) * w[p]), s = std::sin(double(P) * w[p]);
+      const double a = qi[2 * p] * c - qi[2 * p + 1] * s;  // q' = R(P w) q, pair p
+      const double bq = qi[2 * p] * s + qi[2 * p + 1] * c;
+      // lanes: the angles l w_p for l < kLanesF64; each chunk of keys steps them by kLanesF64 w_p
+      double cs[kLanesF64], sn[kLanesF64];
+      const double c1 = std::cos(w[p]), s1 = std::sin(w[p]);
+      cs[0] = 1, sn[0] = 0;
+      for (int64_t l = 1; l < kLanesF64; ++l)
+        cs[l] = cs[l - 1] * c1 - sn[l - 1] * s1, sn[l] = sn[l - 1] * c1 + cs[l - 1] * s1;
+      const double cstep = std::cos(kLanesF64 * w[p]), sstep = std::sin(kLanesF64 * w[p]);
+      const double *x = kx.data() + p * Jp, *y = ky.data() + p * Jp;
+      for (int64_t j0 = 0; j0 < n; j0 += kLanesF64) {
+#pragma omp simd
+        for (int64_t l = 0; l < kLanesF64; ++l) {
+          const double xv = x[j0 + l], yv = y[j0 + l];
+          acc[j0 + l] += cs[l] * (a * xv + bq * yv) + sn[l] * (bq * xv - a * yv);
+          const double nc = cs[l] * cstep - sn[l] * sstep;
+          sn[l] = sn[l] * cstep + cs[l] * sstep;
+          cs[l] = nc;
+        }
       }
-      S[(i - i0) * ldS + j] = static_cast<T>(o.scale * dot);
     }
+    T* out = S + (i - i0) * ldS;
+    for (int64_t j = 0; j < std::min(n, J); ++j) out[j] = static_cast<T>(o.scale * acc[j]);
   }
 }
 
