@@ -4,8 +4,14 @@
 # The protocol (bench/RESULTS.md, "Method"):
 # - Both programs start from a clean environment (PATH, HOME, LANG only): none of our settings
 #   (the Makefile's OMP_WAIT_POLICY, OPENBLAS_*, POSLAB_*) reach either, and both get the same
-#   thread count (THREADS, default all cores). PyTorch runs twice per round: with its own
-#   defaults, and with OPENBLAS_NUM_THREADS=1; the faster of the two is the baseline.
+#   thread count (THREADS, default all cores). PyTorch runs three times per round: with its
+#   own defaults, with OPENBLAS_NUM_THREADS=1, and with tcmalloc preloaded (LD_PRELOAD, the
+#   allocator PyTorch's CPU performance tuning guide recommends; Debian's
+#   libtcmalloc-minimal4); per scheme the fastest of the three is the baseline.
+# - Each program's wall, user and system time, and the page faults the machine took while it
+#   ran (/proc/vmstat; the machine is idle otherwise), go into the summary: a VM where faults
+#   are slow shows there as system time, and slows an allocator that returns memory to the
+#   kernel (glibc's, under PyTorch's large tensors) far more than one that keeps it.
 # - ROUNDS rounds (default 3) alternate the programs, the order flipped every round, so slow
 #   drift of the machine hits both; each figure is a median of STEPS timed training steps
 #   (default 20) after warm-up. Printed: the median over rounds and the range. Each round
@@ -65,6 +71,25 @@ peak=$(awk -v i="$isa" '$1 == "fma_peak" && (i == "native" || $2 == i) {p = $4} 
 
 have_torch=0
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then have_torch=1; fi
+tcmalloc=$(ls /usr/lib/*-linux-gnu/libtcmalloc_minimal.so.4 2>/dev/null | head -1 || true)
+torch_settings="torch-default torch-blas1"
+if [ -n "$tcmalloc" ]; then torch_settings+=" torch-tcmalloc"; fi
+# Runs "$@" with its output in $tmp/last, and appends "label wall user system faults" to
+# $tmp/res: bash's own clock, and the machine's page faults (pgfault of /proc/vmstat) meanwhile.
+faults() { awk '$1 == "pgfault" {print $2}' /proc/vmstat; }
+timed() {
+  local label=$1 f0 t rc=0
+  shift
+  f0=$(faults)
+  t=$( { TIMEFORMAT='%R %U %S'; time "$@" >"$tmp/last" 2>"$tmp/err"; } 2>&1) || rc=$?
+  cat "$tmp/err" >&2
+  if [ $rc -ne 0 ]; then
+    cat "$tmp/last"
+    echo "bench.sh: $label failed with exit status $rc" >&2
+    exit $rc
+  fi
+  echo "$label $t $(($(faults) - f0))" >>"$tmp/res"
+}
 # One round: ours (train + eval) and PyTorch twice, in the given order; lines tagged with
 # the round and the load just before each program started. Round r times the schemes from the
 # r-th on (none learned ... t5, then round again), in both programs: a program's first scheme
@@ -75,12 +100,12 @@ run_ours() {
   local r=$1 l
   l=$(load)
   section "round $r: poslab bench_train_step, $steps steps, schemes $(order "$r")"
-  ours "$build/bench/bench_train_step" "$steps" 16 cpu "$(order "$r")" >"$tmp/last"
+  timed ours ours "$build/bench/bench_train_step" "$steps" 16 cpu "$(order "$r")"
   cat "$tmp/last"
   awk -v r="$r" -v l="$l" 'NR > 1 {print "ours", $1, $2, l, r}' "$tmp/last" >>"$tmp/train"
   for pe in $schemes; do
     l=$(load)
-    ours "$build/bench/bench_eval_long" 4096 "$pe" >"$tmp/last"
+    timed ours ours "$build/bench/bench_eval_long" 4096 "$pe"
     cat "$tmp/last"
     awk -v r="$r" -v l="$l" '{print "ours", $1, $5, l, r}' "$tmp/last" >>"$tmp/eval"
   done
@@ -90,25 +115,29 @@ run_torch() {
   shift 2
   l=$(load)
   section "round $r: PyTorch eager, $name, schemes $(order "$r")"
-  clean "${torch_isa[@]}" "$@" /usr/bin/python3 bench/torch_bench.py "$threads" "$steps" cpu 16 \
-    explicit "$(order "$r")" >"$tmp/last"
+  timed "$name" clean "${torch_isa[@]}" "$@" /usr/bin/python3 bench/torch_bench.py "$threads" \
+    "$steps" cpu 16 explicit "$(order "$r")"
   cat "$tmp/last"
   awk -v r="$r" -v l="$l" -v n="$name" '$3 == "train" {print n, $2, $4, l, r}' "$tmp/last" >>"$tmp/train"
   awk -v r="$r" -v l="$l" -v n="$name" '$3 == "eval4096" {print n, $2, $4, l, r}' "$tmp/last" >>"$tmp/eval"
 }
 : >"$tmp/train"
 : >"$tmp/eval"
+: >"$tmp/res"
 for r in $(seq 1 "$rounds"); do
   if [ $((r % 2)) -eq 1 ] || [ $have_torch -eq 0 ]; then run_ours "$r"; fi
   if [ $have_torch -eq 1 ]; then
     run_torch "$r" torch-default
     run_torch "$r" torch-blas1 OPENBLAS_NUM_THREADS=1
+    if [ -n "$tcmalloc" ]; then run_torch "$r" torch-tcmalloc LD_PRELOAD="$tcmalloc"; fi
   fi
   if [ $((r % 2)) -eq 0 ] && [ $have_torch -eq 1 ]; then run_ours "$r"; fi
 done
 [ $have_torch -eq 1 ] || echo "== PyTorch: /usr/bin/python3 has no torch (apt-get install python3-torch); no ratios"
+[ $have_torch -eq 0 ] || [ -n "$tcmalloc" ] ||
+  echo "== no libtcmalloc_minimal.so.4 (apt-get install libtcmalloc-minimal4): PyTorch's tcmalloc setting not run"
 
-# Median and range per (program, scheme); the baseline is the faster PyTorch setting.
+# Median and range per (program, scheme); the baseline is the fastest PyTorch setting.
 summary() { # file -> lines "program scheme median min max maxload"
   sort -k1,1 -k2,2 -k3,3n "$1" | awk '
     function flush() { if (n) print key, v[int((n + 1) / 2)], v[1], v[n], ml; n = 0; ml = 0 }
@@ -125,13 +154,13 @@ get() { awk -v p="$2" -v s="$3" -v f="$4" '$1 == p && $2 == s {print $f}' "$1"; 
   echo "most cores found busy with other work in the second before a figure's program started;"
   echo "above 0.3 the machine was not idle)."
   echo
-  echo "| scheme | poslab tokens/s | PyTorch default | PyTorch OPENBLAS_NUM_THREADS=1 | ratio | GFLOP/s | share of FMA peak | load |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| scheme | poslab tokens/s | PyTorch default | PyTorch OPENBLAS_NUM_THREADS=1 | PyTorch tcmalloc | ratio | GFLOP/s | share of FMA peak | load |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   for pe in $schemes; do
     o=$(get "$tmp/train.sum" ours "$pe" 3)
     row="| $pe | $o ($(get "$tmp/train.sum" ours "$pe" 4)-$(get "$tmp/train.sum" ours "$pe" 5))"
     best=0 ml=$(get "$tmp/train.sum" ours "$pe" 6)
-    for p in torch-default torch-blas1; do
+    for p in torch-default torch-blas1 torch-tcmalloc; do
       t=$(get "$tmp/train.sum" $p "$pe" 3)
       row+=" | ${t:--} ($(get "$tmp/train.sum" $p "$pe" 4)-$(get "$tmp/train.sum" $p "$pe" 5))"
       best=$(awk -v a="$best" -v b="${t:-0}" 'BEGIN {print (b > a ? b : a)}')
@@ -143,16 +172,29 @@ get() { awk -v p="$2" -v s="$3" -v f="$4" '$1 == p && $2 == s {print $f}' "$1"; 
         (p > 0 ? sprintf("%.0f%%", 100 * g / p) : "-"), l, (l > 0.3 ? " (busy)" : "") }')"
   done
   echo
-  echo "| evaluation, one window of 4096 | poslab tokens/s | PyTorch (faster setting) | ratio | load |"
+  echo "| evaluation, one window of 4096 | poslab tokens/s | PyTorch default / OPENBLAS_NUM_THREADS=1 / tcmalloc | ratio to the fastest | load |"
   echo "|---|---|---|---|---|"
   for pe in $schemes; do
     o=$(get "$tmp/eval.sum" ours "$pe" 3)
-    t=$(awk -v a="$(get "$tmp/eval.sum" torch-default "$pe" 3)" -v b="$(get "$tmp/eval.sum" torch-blas1 "$pe" 3)" 'BEGIN {print (b > a ? b : a) + 0}')
-    awk -v pe="$pe" -v o="$o" -v t="$t" -v l="$(get "$tmp/eval.sum" ours "$pe" 6)" \
+    ts=$(for p in torch-default torch-blas1 torch-tcmalloc; do t=$(get "$tmp/eval.sum" $p "$pe" 3); echo "${t:--}"; done | paste -sd/)
+    awk -v pe="$pe" -v o="$o" -v ts="$ts" -v l="$(get "$tmp/eval.sum" ours "$pe" 6)" \
       -v lo="$(get "$tmp/eval.sum" ours "$pe" 4)" -v hi="$(get "$tmp/eval.sum" ours "$pe" 5)" 'BEGIN {
-      printf "| %s | %s (%s-%s) | %s | %s | %s%s |\n", pe, o, lo, hi, (t > 0 ? t : "-"),
+      n = split(ts, v, "/"); for (i = 1; i <= n; i++) if (v[i] + 0 > t) t = v[i] + 0
+      gsub("/", " / ", ts)
+      printf "| %s | %s (%s-%s) | %s | %s | %s%s |\n", pe, o, lo, hi, ts,
         (t > 0 ? sprintf("%.2fx", o / t) : "-"), l, (l > 0.3 ? " (busy)" : "") }'
   done
+  echo
+  echo "Time each program took over all rounds (bash's clock) and the machine's page faults while it"
+  echo "ran (pgfault of /proc/vmstat). System time is mostly page faults; where one costs several"
+  echo "microseconds (some VMs), an allocator that hands memory back to the kernel pays for it."
+  echo
+  echo "| program | wall s | user s | system s | system share of CPU time | page faults | faults per second |"
+  echo "|---|---|---|---|---|---|---|"
+  awk '{ w[$1] += $2; u[$1] += $3; s[$1] += $4; f[$1] += $5; if (!($1 in seen)) { seen[$1]; o[++n] = $1 } }
+    END { for (i = 1; i <= n; i++) { p = o[i]
+      printf "| %s | %.1f | %.1f | %.1f | %.0f%% | %d | %.0f |\n", (p == "ours" ? "poslab" : p), w[p], u[p], s[p],
+        (u[p] + s[p] > 0 ? 100 * s[p] / (u[p] + s[p]) : 0), f[p], (w[p] > 0 ? f[p] / w[p] : 0) } }' "$tmp/res"
 } >"$out.tmp"
 
 section "peak RSS of one evaluation window at 8192 (target < 100 MB)"
@@ -173,13 +215,13 @@ ours "$build/bench/bench_ops" | tee "$tmp/ops"
 # as those two lines.
 {
   echo
-  awk -v o="$(get "$tmp/train.sum" ours none 3)" \
-    -v t1="$(get "$tmp/train.sum" torch-default none 3)" -v t2="$(get "$tmp/train.sum" torch-blas1 none 3)" '
+  awk -v o="$(get "$tmp/train.sum" ours none 3)" -v t1="$(get "$tmp/train.sum" torch-default none 3)" \
+    -v t2="$(get "$tmp/train.sum" torch-blas1 none 3)" -v t3="$(get "$tmp/train.sum" torch-tcmalloc none 3)" '
     FILENAME ~ /matmul$/ && $1 == "step_products_ms" { p = $2 }
     FILENAME ~ /ops$/ && $1 == "attention/plain" && $2 == 256 { a = 4 * $4 }
     END {
       if (!p || !a || !o) exit
-      s = 4096000 / o; t = (t2 > t1 ? t2 : t1); f = 4096000 / (p + a)
+      s = 4096000 / o; t = (t2 > t1 ? t2 : t1); t = (t3 > t ? t3 : t); f = 4096000 / (p + a)
       if (s < p + a) {  # timed minutes apart, not alternating: the clock may have moved
         printf "The step'"'"'s floor (scheme none): its matrix products alone took %.1f ms (bench_matmul), its 4\n", p
         printf "attention layers %.1f ms (bench_ops, T = 256), together %.1f ms: more than our median step,\n", a, p + a
@@ -190,7 +232,7 @@ ours "$build/bench/bench_ops" | tee "$tmp/ops"
       printf "The step'"'"'s floor (scheme none): its matrix products alone take %.1f ms (bench_matmul), its 4\n", p
       printf "attention layers %.1f ms (bench_ops, T = 256): no step can beat %.1f ms, %.0f tokens/s\n", a, p + a, f
       printf "%sOur median step took %.1f ms; %.1f ms (%.0f%%) of it went to\n",
-        (t > 0 ? sprintf("(%.2fx the faster PyTorch median). ", f / t) : ""), s, s - p - a, 100 * (s - p - a) / s
+        (t > 0 ? sprintf("(%.2fx the fastest PyTorch median). ", f / t) : ""), s, s - p - a, 100 * (s - p - a) / s
       printf "everything else: the element-wise ops, layer norms, the optimizer, threads waiting, and\n"
       printf "the products and attention running slower inside a step than alone (colder caches).\n"
       # perf profiles of the step (bench/RESULTS.md, 2026-12-02) put 17% (AVX2) to 30% (AVX-512)

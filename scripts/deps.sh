@@ -11,7 +11,9 @@ if [ "${POSLAB_FUZZ:-0}" = 1 ]; then pkgs+=(clang libclang-rt-14-dev); fi
 # PyTorch (Debian's, for /usr/bin/python3) with POSLAB_TORCH=1, as make test, test-portable and
 # bench ask: the independent reference our evaluation is checked against
 # (tests/reference/check.sh) and the baseline of the benchmark's ratios. About 50 MB to download.
-if [ "${POSLAB_TORCH:-0}" = 1 ]; then pkgs+=(python3-torch); fi
+# With it tcmalloc, the allocator PyTorch's performance tuning guide recommends preloading:
+# make bench times PyTorch with it too (scripts/bench.sh). Under 1 MB.
+if [ "${POSLAB_TORCH:-0}" = 1 ]; then pkgs+=(python3-torch libtcmalloc-minimal4); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
