@@ -72,8 +72,17 @@ peak=$(awk -v i="$isa" '$1 == "fma_peak" && (i == "native" || $2 == i) {p = $4} 
 have_torch=0
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then have_torch=1; fi
 tcmalloc=$(ls /usr/lib/*-linux-gnu/libtcmalloc_minimal.so.4 2>/dev/null | head -1 || true)
-torch_settings="torch-default torch-blas1"
-if [ -n "$tcmalloc" ]; then torch_settings+=" torch-tcmalloc"; fi
+# TORCH_SETTINGS picks PyTorch's settings (default: all three); the summary says which ran.
+torch_settings=${TORCH_SETTINGS:-torch-default torch-blas1 torch-tcmalloc}
+for p in $torch_settings; do
+  case "$p" in
+  torch-default | torch-blas1) ;;
+  torch-tcmalloc) [ -n "$tcmalloc" ] || { echo "bench.sh: TORCH_SETTINGS has torch-tcmalloc but there is no libtcmalloc_minimal.so.4 (apt-get install libtcmalloc-minimal4)" >&2 && exit 2; } ;;
+  *) echo "bench.sh: TORCH_SETTINGS has '$p'; valid: torch-default torch-blas1 torch-tcmalloc" >&2 && exit 2 ;;
+  esac
+done
+[ -n "$tcmalloc" ] || torch_settings=${torch_settings/torch-tcmalloc/}
+runs() { [[ " $torch_settings " == *" $1 "* ]]; }
 # Runs "$@" with its output in $tmp/last, and appends "label wall user system faults" to
 # $tmp/res: bash's own clock, and the machine's page faults (pgfault of /proc/vmstat) meanwhile.
 faults() { awk '$1 == "pgfault" {print $2}' /proc/vmstat; }
@@ -127,9 +136,9 @@ run_torch() {
 for r in $(seq 1 "$rounds"); do
   if [ $((r % 2)) -eq 1 ] || [ $have_torch -eq 0 ]; then run_ours "$r"; fi
   if [ $have_torch -eq 1 ]; then
-    run_torch "$r" torch-default
-    run_torch "$r" torch-blas1 OPENBLAS_NUM_THREADS=1
-    if [ -n "$tcmalloc" ]; then run_torch "$r" torch-tcmalloc LD_PRELOAD="$tcmalloc"; fi
+    if runs torch-default; then run_torch "$r" torch-default; fi
+    if runs torch-blas1; then run_torch "$r" torch-blas1 OPENBLAS_NUM_THREADS=1; fi
+    if runs torch-tcmalloc; then run_torch "$r" torch-tcmalloc LD_PRELOAD="$tcmalloc"; fi
   fi
   if [ $((r % 2)) -eq 0 ] && [ $have_torch -eq 1 ]; then run_ours "$r"; fi
 done
@@ -152,7 +161,7 @@ get() { awk -v p="$2" -v s="$3" -v f="$4" '$1 == p && $2 == s {print $f}' "$1"; 
   [ "$isa" = native ] || echo "Emulated $isa machine: poslab built in $build ($(sed -n 's/^CMAKE_CXX_FLAGS:STRING=//p' "$build/CMakeCache.txt")) with ${ours_isa[*]}, PyTorch ${torch_isa[*]}."
   echo "($(date -u '+%Y-%m-%d %H:%M UTC'), $rounds rounds, medians of $steps steps; load = the"
   echo "most cores found busy with other work in the second before a figure's program started;"
-  echo "above 0.3 the machine was not idle)."
+  echo "above 0.3 the machine was not idle). PyTorch settings run: ${torch_settings:-none}."
   echo
   echo "| scheme | poslab tokens/s | PyTorch default | PyTorch OPENBLAS_NUM_THREADS=1 | PyTorch tcmalloc | ratio | GFLOP/s | share of FMA peak | load |"
   echo "|---|---|---|---|---|---|---|---|---|"
