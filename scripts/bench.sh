@@ -54,14 +54,14 @@ trap 'rm -rf "$tmp"' EXIT
 clean() { env -i PATH="$PATH" HOME="$HOME" LANG="${LANG:-C.UTF-8}" "$@"; }
 ours() { clean OMP_NUM_THREADS="$threads" "${ours_isa[@]}" "$@"; }
 source "$(dirname "$0")/machine.sh" # $cpu, load
-# "[cpu, load L]" beside a figure, with a warning when the machine was busy
+# "[cpu, load L]" beside a figure, with a warning when the machine was busy; L is measured
+# now, or given (the value a figure records, so the line and the summary agree)
 tag() {
-  local l
-  l=$(load)
+  local l=${1:-$(load)}
   awk -v l="$l" -v c="$cpu" 'BEGIN { printf "[%s, load %s%s]", c, l,
     (l > 0.3 ? " -- WARNING: not idle, figures are low and noisy" : "") }'
 }
-section() { echo "== $1  $(tag)"; }
+section() { echo "== $1  $(tag "${2:-}")"; }
 
 section "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $threads threads, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} in this shell (not passed on)"
 section "FP32 FMA peak: 12 register-only FMA chains per thread"
@@ -108,7 +108,7 @@ order() { echo "$schemes" | awk -v r="$1" '{ for (i = 0; i < NF; i++) printf "%s
 run_ours() {
   local r=$1 l
   l=$(load)
-  section "round $r: poslab bench_train_step, $steps steps, schemes $(order "$r")"
+  section "round $r: poslab bench_train_step, $steps steps, schemes $(order "$r")" "$l"
   timed ours ours "$build/bench/bench_train_step" "$steps" 16 cpu "$(order "$r")"
   cat "$tmp/last"
   awk -v r="$r" -v l="$l" 'NR > 1 {print "ours", $1, $2, l, r}' "$tmp/last" >>"$tmp/train"
@@ -123,7 +123,7 @@ run_torch() {
   local r=$1 name=$2 l
   shift 2
   l=$(load)
-  section "round $r: PyTorch eager, $name, schemes $(order "$r")"
+  section "round $r: PyTorch eager, $name, schemes $(order "$r")" "$l"
   timed "$name" clean "${torch_isa[@]}" "$@" /usr/bin/python3 bench/torch_bench.py "$threads" \
     "$steps" cpu 16 explicit "$(order "$r")"
   cat "$tmp/last"
