@@ -12,6 +12,14 @@ CausalSelfAttention::CausalSelfAttention(int64_t C, int64_t H, bool causal_, Gen
     fail("attention: expected heads dividing the width, but got C = ", C, " and H = ", H);
 }
 
+namespace {
+// Whether the scheme handed back the very tensors it was given (all but RoPE do).
+bool same_view(const Tensor& a, const Tensor& b) {
+  return a.raw_data() == b.raw_data() && a.shape() == b.shape() && a.strides() == b.strides() &&
+         a.meta() == b.meta();
+}
+}  // namespace
+
 AttentionOptions CausalSelfAttention::options(const AttentionTerms& terms, int64_t q_pos0) const {
   AttentionOptions o;
   o.causal = causal;
@@ -34,8 +42,12 @@ Tensor CausalSelfAttention::forward(const Tensor& x, const PositionalEncoding& p
   Tensor qkv = c_attn.forward(x);  // (B,T,3C)
   Tensor q = reshape(slice(qkv, 2, 0, C), {B, T, H, D});
   Tensor k = reshape(slice(qkv, 2, C, 2 * C), {B, T, H, D});
-  Tensor v = reshape(slice(qkv, 2, 2 * C, 3 * C), {B, T, H, D});
-  Tensor y = attend(q, k, v, pe, 0);  // (B,T,H,D)
+  AttentionTerms t = pe.attention_terms(q, k, 0, causal);
+  Tensor y;  // (B,T,H,D)
+  if (x.device() == Device::cpu && same_view(t.q, q) && same_view(t.k, k))
+    y = attention_packed(qkv, H, options(t, 0));  // q, k as c_attn made them: one node
+  else
+    y = attention(t.q, t.k, reshape(slice(qkv, 2, 2 * C, 3 * C), {B, T, H, D}), options(t, 0));
   return c_proj.forward(reshape(y, {B, T, C}));
 }
 

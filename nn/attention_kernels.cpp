@@ -44,9 +44,9 @@ Dims dims_of(const AttentionTensors& t) {
   return {t.q.size(0), t.q.size(1), t.k.size(1), t.q.size(2), t.q.size(3)};
 }
 
-// A (b,h) slice of x (B,T,H,D) as a row-major (T, D) matrix: pointer and row stride.
+// A (b,h) slice of x (B,T,H,D) as a row-major (T, D) matrix, its row stride x.strides()[1].
 template <class T>
-const T* head_ptr(const Tensor& x, int64_t b, int64_t h) {
+T* head_ptr(const Tensor& x, int64_t b, int64_t h) {
   return x.data<T>() + b * x.strides()[0] + h * x.strides()[2];
 }
 
@@ -379,12 +379,14 @@ template <class T>
 void backward_head(const AttentionTensors& t, const T* dout, const AttentionGrads& g,
                    const AttentionOptions& o, const Dims& d, int64_t bh, T* Pb, T* dS, T* dbias) {
   int64_t sq = t.q.strides()[1], sk = t.k.strides()[1], sv = t.v.strides()[1], so = d.H * d.D;
+  // dq, dk, dv rows: strided when they are the three parts of one (B,T,3C) gradient
+  int64_t sdq = g.dq.strides()[1], sdk = g.dk.strides()[1], sdv = g.dv.strides()[1];
   int64_t b = bh / d.H, h = bh % d.H;
   const T *Q = head_ptr<T>(t.q, b, h), *K = head_ptr<T>(t.k, b, h), *V = head_ptr<T>(t.v, b, h);
   const T* dO = dout + b * d.Tq * so + h * d.D;
-  T* dq = g.dq.data<T>() + b * d.Tq * so + h * d.D;
-  T* dk = g.dk.data<T>() + b * d.Tk * so + h * d.D;
-  T* dv = g.dv.data<T>() + b * d.Tk * so + h * d.D;
+  T* dq = head_ptr<T>(g.dq, b, h);
+  T* dk = head_ptr<T>(g.dk, b, h);
+  T* dv = head_ptr<T>(g.dv, b, h);
   // K^T (D,Tk) and V^T (D,Tk): packed once per head; K (Tk,D): read in place where it can be;
   // and per row block dO and Q (R,D), read in place where they can be
   HeadOperand<T> kt(0), vt(1), kb(2), dob(3), qb(4);
@@ -398,7 +400,7 @@ void backward_head(const AttentionTensors& t, const T* dout, const AttentionGrad
     int64_t R = std::min(d.Tq, i0 + kRowBlock) - i0;
     const int64_t J = block_keys(d, o, i0 + R);
     if (J <= 0) {
-      for (int64_t i = i0; i < i0 + R; ++i) std::fill(dq + i * so, dq + i * so + d.D, T(0));
+      for (int64_t i = i0; i < i0 + R; ++i) std::fill(dq + i * sdq, dq + i * sdq + d.D, T(0));
       continue;
     }
     const T beta = written > 0 ? T(1) : T(0);
@@ -409,19 +411,19 @@ void backward_head(const AttentionTensors& t, const T* dout, const AttentionGrad
     rebuild_probs<T>(Pb, Q, sq, kt, t.lse.data<T>() + bh * d.Tq, i0, R, J, h, d, o);
     const T* dOb = dO + i0 * so;
     dob.set(dOb, so, false, R, d.D), qb.set(Q + i0 * sq, sq, false, R, d.D);
-    head_gemm<T>(true, J, d.D, R, T(1), Pb, J, dob, beta, dv, so,
+    head_gemm<T>(true, J, d.D, R, T(1), Pb, J, dob, beta, dv, sdv,
                  causal_band(o, CausalBand::k_from, row0));
     head_gemm<T>(false, R, J, d.D, T(1), dOb, so, vt, T(0), dS, J,
                  causal_band(o, CausalBand::cols, row0));
     softmax_backward_rows<T>(dS, Pb, i0, R, J, d, o, dbias);
-    head_gemm<T>(false, R, d.D, J, static_cast<T>(o.scale), dS, J, kb, T(0), dq + i0 * so, so,
+    head_gemm<T>(false, R, d.D, J, static_cast<T>(o.scale), dS, J, kb, T(0), dq + i0 * sdq, sdq,
                  causal_band(o, CausalBand::k_upto, row0));
-    head_gemm<T>(true, J, d.D, R, static_cast<T>(o.scale), dS, J, qb, beta, dk, so,
+    head_gemm<T>(true, J, d.D, R, static_cast<T>(o.scale), dS, J, qb, beta, dk, sdk,
                  causal_band(o, CausalBand::k_from, row0));
   }
   for (int64_t j = written; j < d.Tk; ++j)
-    std::fill(dk + j * so, dk + j * so + d.D, T(0)),
-        std::fill(dv + j * so, dv + j * so + d.D, T(0));
+    std::fill(dk + j * sdk, dk + j * sdk + d.D, T(0)),
+        std::fill(dv + j * sdv, dv + j * sdv + d.D, T(0));
 }
 
 template <class T>

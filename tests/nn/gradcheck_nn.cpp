@@ -66,6 +66,20 @@ TEST_CASE("gradcheck: ops: fused attention with and without mask, on strided q/k
         return attention(q, k, w, AttentionOptions{});
       },
       {qkv}, named({"qkv"}));
+  // the same blocks through attention_packed (one node; dq, dk, dv written into one buffer),
+  // with a learned bias table as T5 hands it
+  for (bool causal : {true, false}) {
+    Tensor table = rand_leaf({2, 9}, 9);
+    CHECK_GRADCHECK(
+        std::string("ops: attention_packed + rel_bias ") + (causal ? "causal" : "no mask"),
+        [causal](auto& v) {
+          AttentionOptions o;
+          o.causal = causal;
+          o.rel_bias = v[1];
+          return attention_packed(v[0], 2, o);
+        },
+        {qkv, table}, named({"qkv", "rel_bias"}));
+  }
 }
 
 TEST_CASE("gradcheck: ops: attention with a learned relative-bias table", "[gradcheck][nn]") {

@@ -57,6 +57,45 @@ TEST_CASE("fused attention equals the composed reference, forward and backward",
     }
 }
 
+TEST_CASE("attention_packed gives attention's bits on the three blocks of qkv, gradients too",
+          "[nn]") {
+  // T = 100: three row blocks (48, 48, 4), so dk and dv are summed over blocks into the
+  // strided blocks of the packed gradient
+  for (DType dt : {DType::f32, DType::f64})
+    for (bool causal : {true, false}) {
+      INFO("dtype " << dtype_name(dt) << " causal " << causal);
+      const int64_t B = 2, T = 100, H = 2, D = 8, C = H * D;
+      Generator g(61);
+      Tensor qkv = Tensor::randn({B, T, 3 * C}, g, 1, dt),
+             table = Tensor::randn({H, 2 * T - 1}, g, 1, dt);
+      qkv.set_requires_grad(true), table.set_requires_grad(true);
+      Tensor w = Tensor::randn({B, T, H, D}, g, 1, dt);
+      AttentionOptions o;
+      o.causal = causal;
+      o.rel_bias = table;
+      Tensor packed = attention_packed(qkv, H, o);
+      backward(sum(mul(packed, w)));
+      const std::vector<double> out = packed.to_vector(), dqkv = qkv.grad().to_vector(),
+                                dtable = table.grad().to_vector();
+      zero_grad({qkv, table});
+      auto block = [&](int64_t i) {
+        return reshape(slice(qkv, 2, i * C, (i + 1) * C), {B, T, H, D});
+      };
+      Tensor views = attention(block(0), block(1), block(2), o);
+      backward(sum(mul(views, w)));
+      CHECK(out == views.to_vector());
+      CHECK(dqkv == qkv.grad().to_vector());
+      CHECK(dtable == table.grad().to_vector());
+    }
+}
+
+TEST_CASE("attention_packed names a qkv it cannot split", "[nn][errors]") {
+  Tensor qkv = Tensor::zeros({1, 4, 20});
+  REQUIRE_THROWS_WITH(attention_packed(qkv, 3, AttentionOptions{}),
+                      Contains("attention_packed: expected qkv (B,T,3C) with C divisible by H = 3, "
+                               "but got (1,4,20)"));
+}
+
 TEST_CASE("fused attention over several row blocks and decoding offsets equals the reference",
           "[nn]") {
   // T = 150: three row blocks of 64, the last partial; then 70 queries at 80.. over 150 keys
