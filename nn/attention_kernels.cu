@@ -16,7 +16,8 @@
 //   dP_ij = dout_i . v_j;   dS_ij = P_ij (dP_ij - delta_i)
 //   dq_i = scale sum_j dS_ij k_j              one thread per query row (dq kernel)
 //   dk_j = scale sum_i dS_ij q_i,  dv_j = sum_i P_ij dout_i     one thread per key row (dkv)
-//   dbias[h, c] = sum_b sum_{j - i + Tq - 1 = c} dS_ij          one thread per entry (dbias)
+//   dbias[h, c] = sum_b sum_{j - i + Tq - 1 = c} dS_ij     summed along the diagonals of each
+//                                                            dkv tile, then over tiles (dbias)
 // Separate passes instead of FlashAttention-2's atomic adds into dq: no atomics, so the
 // gradients are the same bits on every run.
 //
@@ -142,13 +143,36 @@ __global__ void __launch_bounds__(kRows)
     if (d < a.D) dq[row_at + d] = g[d] * a.scale;
 }
 
+// Adds the diagonals of one dkv tile's dS (ds_t[t][c]: key first + t, query i0 + c; 0 where
+// masked or outside) to this block's row of dbias partial sums: the diagonal t - c fixed is
+// one j - i, summed by one thread in order of c. The caller syncs before and after.
+template <int kCols>
+__device__ void add_tile_diagonals(const Dims& a, const float (*ds_t)[kCols + 1],
+                                   int64_t first_minus_i0, float* row) {
+  int64_t W = a.Tq + a.Tk - 1;
+  for (int dl = threadIdx.x; dl < kRows + kCols - 1; dl += blockDim.x) {
+    float sum = 0;
+    for (int c = 0; c < kCols; ++c) {
+      int t = dl - (kCols - 1) + c;
+      if (t >= 0 && t < kRows) sum += ds_t[t][c];
+    }
+    int64_t col = first_minus_i0 + dl - (kCols - 1) + a.Tq - 1;  // j - i + Tq - 1
+    if (col >= 0 && col < W) row[col] += sum;  // outside: every term of the sum was 0
+  }
+}
+
 // dk, dv. Grid (ceil(Tk/kRows), B*H). dout, dk, dv: contiguous.
-template <int kMaxD, int kCols>
+// With kBias, also this block's share of dbias: thread t puts dS of (key t, query c) into
+// ds_t[t][c], and add_tile_diagonals sums the tile's diagonals into this block's row of
+// dbias_part (B*H, blocks, Tq+Tk-1), zeroed by the caller; dbias_sum_kernel adds the rows.
+// Every sum runs in a fixed order, so dbias too is the same bits on every run.
+template <int kMaxD, int kCols, bool kBias>
 __global__ void __launch_bounds__(kRows)
     dkv_kernel(Dims a, const float* Q, const float* K, const float* V, const float* lse2,
-               const float* delta, const float* dout, float* dk, float* dv) {
+               const float* delta, const float* dout, float* dk, float* dv, float* dbias_part) {
   __shared__ RowTile<float, kCols, kMaxD> qt, ot;
   __shared__ float lse_t[kCols], delta_t[kCols];
+  __shared__ float ds_t[kBias ? kRows : 1][kCols + 1];  // +1: column c of rows t, no conflicts
   int64_t bh = blockIdx.y, b = bh / a.H, h = bh % a.H;
   int64_t j = int64_t(blockIdx.x) * kRows + threadIdx.x, first = int64_t(blockIdx.x) * kRows;
   float k[kMaxD], v[kMaxD], gk[kMaxD] = {}, gv[kMaxD] = {};
@@ -169,20 +193,29 @@ __global__ void __launch_bounds__(kRows)
       lse_t[c] = in ? lse2[bh * a.Tq + i0 + c] : 0.f;
       delta_t[c] = in ? delta[bh * a.Tq + i0 + c] : 0.f;
     }
+    if constexpr (kBias)
+      for (int c = 0; c < kCols; ++c) ds_t[threadIdx.x][c] = 0.f;
     __syncthreads();
-    if (j >= a.Tk) continue;
+    if (j < a.Tk) {
 #pragma unroll 1
-    for (int c = 0; c < kCols; ++c) {
-      int64_t i = i0 + c, P = a.q_pos0 + i;
-      if (i >= a.Tq) break;
-      if (a.causal && j > P) continue;  // masked: P_ij = 0
-      float s = dot<float, kMaxD>(qt.x[c], k) * a.scale2 + bias2(a, h, i, j);
-      float p = exp2f(s - lse_t[c]), ds = p * (dot<float, kMaxD>(ot.x[c], v) - delta_t[c]);
+      for (int c = 0; c < kCols; ++c) {
+        int64_t i = i0 + c, P = a.q_pos0 + i;
+        if (i >= a.Tq) break;
+        if (a.causal && j > P) continue;  // masked: P_ij = 0
+        float s = dot<float, kMaxD>(qt.x[c], k) * a.scale2 + bias2(a, h, i, j);
+        float p = exp2f(s - lse_t[c]), ds = p * (dot<float, kMaxD>(ot.x[c], v) - delta_t[c]);
+        if constexpr (kBias) ds_t[threadIdx.x][c] = ds;
 #pragma unroll
-      for (int d = 0; d < kMaxD; ++d) {
-        gv[d] += p * ot.x[c][d];
-        gk[d] += ds * qt.x[c][d];
+        for (int d = 0; d < kMaxD; ++d) {
+          gv[d] += p * ot.x[c][d];
+          gk[d] += ds * qt.x[c][d];
+        }
       }
+    }
+    if constexpr (kBias) {
+      __syncthreads();
+      add_tile_diagonals<kCols>(a, ds_t, first - i0,
+                                dbias_part + (bh * gridDim.x + blockIdx.x) * (a.Tq + a.Tk - 1));
     }
   }
   if (j >= a.Tk) return;
@@ -192,29 +225,14 @@ __global__ void __launch_bounds__(kRows)
     if (d < a.D) dk[row_at + d] = gk[d] * a.scale, dv[row_at + d] = gv[d];
 }
 
-// dbias[h, c] = sum_b sum_i dS_ij over the diagonal j = i + c - (Tq - 1), one thread per entry,
-// reading q, k, v and dout rows from global memory (it runs only when the table is learned).
-__global__ void dbias_kernel(Dims a, const float* Q, const float* K, const float* V,
-                             const float* lse2, const float* delta, const float* dout,
-                             float* dbias) {
-  int64_t W = a.Tq + a.Tk - 1;
-  for (int64_t e = gpu::thread_index(); e < a.H * W; e += gpu::thread_count()) {
-    int64_t h = e / W, c = e % W, r0 = c - (a.Tq - 1);  // j = i + r0
-    int64_t i_lo = ::max(int64_t(0), -r0), i_hi = ::min(a.Tq, a.Tk - r0);
+// dbias[h, c] = sum over b and key blocks of dbias_part[b, h, block, c], in that order.
+__global__ void dbias_sum_kernel(int64_t B, int64_t H, int64_t blocks, int64_t W, const float* part,
+                                 float* dbias) {
+  for (int64_t e = gpu::thread_index(); e < H * W; e += gpu::thread_count()) {
+    int64_t h = e / W, c = e % W;
     float acc = 0;
-    for (int64_t b = 0; b < a.B; ++b)
-      for (int64_t i = i_lo; i < i_hi; ++i) {
-        int64_t j = i + r0, bh = b * a.H + h;
-        if (a.causal && j > a.q_pos0 + i) continue;
-        const float *q = Q + b * a.q[0] + i * a.q[1] + h * a.q[2],
-                    *k = K + b * a.k[0] + j * a.k[1] + h * a.k[2],
-                    *v = V + b * a.v[0] + j * a.v[1] + h * a.v[2],
-                    *go = dout + ((b * a.Tq + i) * a.H + h) * a.D;
-        float qk = 0, gv = 0;
-        for (int d = 0; d < a.D; ++d) qk += q[d] * k[d], gv += go[d] * v[d];
-        float p = exp2f(qk * a.scale2 + bias2(a, h, i, j) - lse2[bh * a.Tq + i]);
-        acc += p * (gv - delta[bh * a.Tq + i]);
-      }
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t blk = 0; blk < blocks; ++blk) acc += part[((b * H + h) * blocks + blk) * W + c];
     dbias[e] = acc;
   }
 }
@@ -285,14 +303,20 @@ void attention_backward(const AttentionTensors& t, const Tensor& dout, const Att
     dq_kernel<kMaxD, kCols><<<gq, kRows, 0, gpu::stream()>>>(
         a, Q, K, V, t.out.data<float>(), t.lse.data<float>(), dout.data<float>(),
         g.dq.data<float>(), delta.data<float>());
-    dkv_kernel<kMaxD, kCols><<<gk, kRows, 0, gpu::stream()>>>(
+    if (!g.dbias.defined()) {
+      dkv_kernel<kMaxD, kCols, false><<<gk, kRows, 0, gpu::stream()>>>(
+          a, Q, K, V, t.lse.data<float>(), delta.data<float>(), dout.data<float>(),
+          g.dk.data<float>(), g.dv.data<float>(), nullptr);
+      return;
+    }
+    int64_t W = a.Tq + a.Tk - 1;
+    Tensor part = Tensor::zeros({a.B * a.H, int64_t(gk.x), W}, DType::f32, Device::cuda);
+    dkv_kernel<kMaxD, kCols, true><<<gk, kRows, 0, gpu::stream()>>>(
         a, Q, K, V, t.lse.data<float>(), delta.data<float>(), dout.data<float>(),
-        g.dk.data<float>(), g.dv.data<float>());
+        g.dk.data<float>(), g.dv.data<float>(), part.data<float>());
+    dbias_sum_kernel<<<gpu::grid_for(a.H * W), gpu::kThreads, 0, gpu::stream()>>>(
+        a.B, a.H, gk.x, W, part.data<float>(), g.dbias.data<float>());
   });
-  if (g.dbias.defined())
-    dbias_kernel<<<gpu::grid_for(g.dbias.numel()), gpu::kThreads, 0, gpu::stream()>>>(
-        a, Q, K, V, t.lse.data<float>(), delta.data<float>(), dout.data<float>(),
-        g.dbias.data<float>());
   gpu::check_launch("attention backward");
 }
 

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # `make gpu-bundle`: packs what scripts/gpu_check.sh needs on a GPU machine that has CUDA's
-# driver and PyTorch but not our Debian packages (OpenBLAS, Catch2, fortunes), into one
+# driver and PyTorch but not our Debian packages (OpenBLAS, Catch2, fortunes, bible-kjv), into one
 # compressed file, .gpu/bundle.tar.xz (git-ignored; carried to the GPU machine):
 #   bin/   poslab, test_cuda, bench_train_step, bench_eval_long (built by the make target)
 #   lib/   the shared libraries they load that are not part of a base system: OpenBLAS and
 #          its Fortran runtime, libgomp. Not cuBLAS: gpu_check.sh finds libcublas.so.13 on
 #          the GPU machine (CUDA toolkit or the nvidia-cublas pip package that PyTorch uses).
-#   data/  the prepared fortunes corpus (docs/formats.md), which the study would otherwise build from
-#          Debian's fortunes files.
+#   data/  the prepared corpora the study trains on, fortunes and kjv (docs/formats.md), which
+#          it would otherwise build from Debian's fortunes and bible-kjv packages.
 # Usage: scripts/gpu_bundle.sh BUILD_DIR [OUT_DIR=.gpu]
 set -euo pipefail
 build=${1:?usage: gpu_bundle.sh BUILD_DIR [OUT_DIR]}
@@ -34,7 +34,9 @@ for b in "${bins[@]}"; do ldd "$b"; done | awk '$2 == "=>" && $3 ~ /^\// {print 
     cp -L "$path" "$stage/lib/$soname"
   done
 
-"$build/train/poslab" prepare --corpus fortunes --out "$stage/data/fortunes" >/dev/null
+for corpus in fortunes kjv; do
+  "$build/train/poslab" prepare --corpus "$corpus" --out "$stage/data/$corpus" >/dev/null
+done
 
 {
   echo "poslab GPU bundle"

@@ -3,30 +3,44 @@
 #   1. tests   the [cuda] tests: every op, and a training step of the canonical model for every
 #              scheme, on the GPU against the CPU (test_cuda)
 #   2. bench   train-step tokens/s of the canonical config (d=128, 4 layers, 4 heads, T=256) at
-#              batch 16 and 64, median of 6 steps per scheme: ours, and the same model in
+#              batch 16 and 64, ROUNDS (3) rounds of BENCH_STEPS (20) steps per scheme, the
+#              programs alternating: ours, and the same model in
 #              PyTorch eager on the same GPU (bench/torch_bench.py: the written-out attention
 #              as on the CPU, and with F.scaled_dot_product_attention); one evaluation window
 #              of 4096 and 8192 tokens
-#   3. study   the whole study, `poslab experiments --device cuda`, timed, into a scratch folder
+#   3. quick   the quick study, `poslab experiments --quick --device cuda` (what
+#              `make experiments-quick DEVICE=cuda` runs), timed
+#   4. study   the whole study, `poslab experiments --device cuda`, timed, into a scratch folder
+#   sanitize   (not part of all) compute-sanitizer's racecheck and memcheck over the tests of
+#              our own kernels: attention, RoPE, LayerNorm/GELU/softmax, reductions, AdamW
 # Figures go to $OUT/gpu_results.md (markdown), everything printed to $OUT/gpu_check.log; the
 # study's REPORT.md and runs.csv are copied beside them.
 #
-# Usage, from the repository root:   scripts/gpu_check.sh [all|tests|bench|study]
+# Usage, from the repository root:   scripts/gpu_check.sh [all|tests|bench|quick|study|sanitize]
+# (several at once: scripts/gpu_check.sh tests bench quick)
 # The binaries come from .gpu/bundle.tar.xz (`make gpu-bundle` on a machine with poslab's
 # Debian packages; carry .gpu to the GPU machine). Without the bundle it builds here with cmake,
 # which needs OpenBLAS and Catch2 there.
 # Environment: OUT (results folder; default gpu-results), BUDGET (seconds for the whole script,
 # default 540: each stage is cut short at its own limit, the study gets what is left),
+# ROUNDS, BENCH_STEPS and SCHEMES (bench; e.g. SCHEMES=rope,t5), SANITIZE_BUDGET (seconds
+# for sanitize, default 150),
 # STEPS (training steps of the study's main runs, default the study's own).
 set -uo pipefail
-what=${1:-all}
-case $what in all | tests | bench | study) ;; *)
-  echo "usage: scripts/gpu_check.sh [all|tests|bench|study]" >&2
-  exit 2
-  ;;
-esac
+what=" ${*:-all} "
+for w in $what; do
+  case $w in all | tests | bench | quick | study | sanitize) ;; *)
+    echo "gpu_check.sh: unknown part '$w'; valid: all tests bench quick study sanitize" >&2
+    exit 2
+    ;;
+  esac
+done
 OUT=${OUT:-gpu-results}
 BUDGET=${BUDGET:-540}
+ROUNDS=${ROUNDS:-3}
+BENCH_STEPS=${BENCH_STEPS:-20}
+SANITIZE_BUDGET=${SANITIZE_BUDGET:-150}
+SCHEMES=${SCHEMES:-none,learned,sinusoidal,rope,alibi,t5}
 WORK=${WORK:-${TMPDIR:-/tmp}/poslab-gpu}
 mkdir -p "$OUT" "$WORK"
 LOG="$OUT/gpu_check.log"
@@ -36,10 +50,10 @@ left() { echo $((BUDGET - ($(date +%s) - T0))); }
 limit() { local l; l=$(left); echo $((l < $1 ? (l > 5 ? l : 5) : $1)); }  # min(wanted, left)
 say() { echo "== [$(($(date +%s) - T0))s] $*"; }
 note() { printf '%s\n' "$*" >>"$REPORT"; }
-want() { [ "$what" = all ] || [ "$what" = "$1" ]; }
+want() { [[ $what == *" $1 "* ]] || { [[ $what == *" all "* ]] && [ "$1" != sanitize ]; }; }
 
 main() {
-  note "# poslab GPU check ($what), $(date -u '+%Y-%m-%d %H:%M UTC')"
+  note "# poslab GPU check (${what:1:-1}), $(date -u '+%Y-%m-%d %H:%M UTC')"
   note ""
   note "GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo 'nvidia-smi not found')"
   note "CPU: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
@@ -48,7 +62,7 @@ main() {
   # ---- the binaries
   if [ -f .gpu/bundle.tar.xz ]; then
     say "unpacking .gpu/bundle.tar.xz into $WORK"
-    rm -rf "$WORK/bin" "$WORK/lib" "$WORK/data"
+    rm -rf "${WORK:?}/bin" "${WORK:?}/lib" "${WORK:?}/data"
     tar -C "$WORK" -xJf .gpu/bundle.tar.xz || { note "cannot unpack .gpu/bundle.tar.xz"; return 1; }
     note "Binaries: .gpu/bundle.tar.xz, $(sed -n 2p "$WORK/MANIFEST")"
   else
@@ -64,7 +78,9 @@ main() {
     for b in train/poslab tests/test_cuda bench/bench_train_step bench/bench_eval_long; do
       ln -sf "$PWD/build/gpu/$b" "$WORK/bin/"
     done
-    [ -d "$WORK/data/fortunes" ] || "$WORK/bin/poslab" prepare --corpus fortunes --out "$WORK/data/fortunes"
+    for corpus in fortunes kjv; do
+      [ -d "$WORK/data/$corpus" ] || "$WORK/bin/poslab" prepare --corpus "$corpus" --out "$WORK/data/$corpus"
+    done
     note "Binaries: built here in build/gpu"
   fi
   BIN=$WORK/bin
@@ -101,40 +117,82 @@ main() {
     note ""
   fi
 
+  # ---- compute-sanitizer over the tests of our own kernels (cuBLAS's are not ours to check)
+  if want sanitize; then
+    note "## compute-sanitizer"
+    note ""
+    if ! command -v compute-sanitizer >/dev/null; then
+      note "compute-sanitizer not found"
+    else
+      t_end=$(($(date +%s) + SANITIZE_BUDGET))
+      # Catch2 patterns: a comma in a test's name would split it in two
+      for t in "cuda: fused attention equals*" "cuda: a T5 model*" "cuda: RoPE with every scaling*" \
+        "cuda: LayerNorm*" "cuda: softmax*" "cuda: sums*" "cuda: AdamW*"; do
+        for tool in memcheck racecheck; do
+          [ "$(date +%s)" -lt "$t_end" ] || { note "- $tool, \`$t\`: not run (SANITIZE_BUDGET spent)"; continue; }
+          say "compute-sanitizer --tool $tool: $t"
+          POSLAB_CUDA_EXACT_ALLOC=1 ours timeout "$(limit $((t_end - $(date +%s) + 5)))" compute-sanitizer --tool "$tool" --error-exitcode 3 \
+            "$BIN/test_cuda" "$t" >"$WORK/san.txt" 2>&1
+          rc=$?
+          tail -5 "$WORK/san.txt"
+          grep -q '^All tests passed' "$WORK/san.txt" || [ $rc != 0 ] || rc="0, but no test ran"
+          note "- $tool, \`$t\`: exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$WORK/san.txt" | tail -1)"
+          [ "$rc" = 0 ] || grep -m5 -E 'Invalid|Race|hazard|Error' "$WORK/san.txt" | sed 's/^/    /' >>"$REPORT"
+        done
+      done
+    fi
+    note ""
+  fi
+
   # ---- 2. benchmarks
   # tokens/s from bench_train_step's table ("rope 123456 0.0123 -") and torch_bench.py's lines
   # ("torch rope train 123456")
   ours_tps() { awk -v p="$2" '$1 == p {print $2}' "$1" 2>/dev/null | head -1; }
   torch_tps() { awk -v p="$2" -v k="$3" '$1 == "torch" && $2 == p && $3 == k {print $4}' "$1" 2>/dev/null | head -1; }
+  # median and range of the numbers on standard input: "12345 (12000-12800)"
+  med() { sort -n | awk '{v[NR] = $1} END {if (NR == 0) {print "-"; exit}
+    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf "%.0f (%.0f-%.0f)\n", m, v[1], v[NR]}'; }
   if want bench; then
-    for B in 16 64; do
-      say "bench_train_step, batch $B"
-      ours timeout "$(limit 120)" "$BIN/bench_train_step" 6 "$B" cuda | tee "$WORK/ours_$B.txt"
-      for attn in explicit sdpa; do
-        say "PyTorch eager, batch $B, $attn attention"
-        PYTHONUNBUFFERED=1 timeout "$(limit 150)" python3 bench/torch_bench.py "$(nproc)" 6 cuda "$B" "$attn" |
-          tee "$WORK/torch_${attn}_$B.txt"
+    # ROUNDS rounds alternate ours and PyTorch (the order flipped every round), BENCH_STEPS
+    # timed steps each after the programs' own warm-up; each figure is the median over rounds.
+    for r in $(seq "$ROUNDS"); do
+      for B in 16 64; do
+        progs="ours explicit sdpa"
+        [ $((r % 2)) = 0 ] && progs="sdpa explicit ours"
+        for p in $progs; do
+          say "round $r, batch $B: $p"
+          if [ "$p" = ours ]; then
+            ours timeout "$(limit 120)" "$BIN/bench_train_step" "$BENCH_STEPS" "$B" cuda "$SCHEMES" | tee "$WORK/ours_${B}_$r.txt"
+          else  # PyTorch with its own defaults: none of our variables in its environment
+            env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT PYTHONUNBUFFERED=1 \
+              timeout "$(limit 150)" python3 bench/torch_bench.py "$(nproc)" "$BENCH_STEPS" cuda "$B" "$p" "$SCHEMES" |
+              tee "$WORK/torch_${p}_${B}_$r.txt"
+          fi
+        done
       done
     done
-    note "## Train step, tokens/s (median of 6 steps), canonical config"
+    note "## Train step, tokens/s, canonical config: median (range) of $ROUNDS rounds, each the median of $BENCH_STEPS steps"
     note ""
     note "| scheme | batch | poslab | PyTorch eager | ratio | PyTorch eager + SDPA | ratio |"
     note "|---|---|---|---|---|---|---|"
     for B in 16 64; do
-      for pe in none learned sinusoidal rope alibi; do
-        o=$(ours_tps "$WORK/ours_$B.txt" "$pe")
-        e=$(torch_tps "$WORK/torch_explicit_$B.txt" "$pe" train)
-        s=$(torch_tps "$WORK/torch_sdpa_$B.txt" "$pe" train)
-        note "$(awk -v pe="$pe" -v B="$B" -v o="${o:-0}" -v e="${e:-0}" -v s="${s:-0}" 'BEGIN {
-          r1 = e > 0 ? sprintf("%.2fx", o / e) : "-"; r2 = s > 0 ? sprintf("%.2fx", o / s) : "-"
-          printf "| %s | %d | %.0f | %.0f | %s | %.0f | %s |", pe, B, o, e, r1, s, r2 }')"
+      for pe in ${SCHEMES//,/ }; do
+        o=$(for r in $(seq "$ROUNDS"); do ours_tps "$WORK/ours_${B}_$r.txt" "$pe"; done | med)
+        e=$(for r in $(seq "$ROUNDS"); do torch_tps "$WORK/torch_explicit_${B}_$r.txt" "$pe" train; done | med)
+        s=$(for r in $(seq "$ROUNDS"); do torch_tps "$WORK/torch_sdpa_${B}_$r.txt" "$pe" train; done | med)
+        note "$(awk -v pe="$pe" -v B="$B" -v o="$o" -v e="$e" -v s="$s" 'BEGIN {
+          o1 = o + 0; e1 = e + 0; s1 = s + 0
+          r1 = o1 > 0 && e1 > 0 ? sprintf("%.2fx", o1 / e1) : "-"
+          r2 = o1 > 0 && s1 > 0 ? sprintf("%.2fx", o1 / s1) : "-"
+          printf "| %s | %d | %s | %s | %s | %s | %s |", pe, B, o, e, r1, s, r2 }')"
       done
     done
     note ""
     note "Ours as printed (issue s: the host's time to issue forward and backward; close to s/step"
     note "means the launches, not the GPU's work, set the pace):"
     note ""
-    for B in 16 64; do sed 's/^/    /' "$WORK/ours_$B.txt" >>"$REPORT"; done
+    for B in 16 64; do sed 's/^/    /' "$WORK/ours_${B}_1.txt" >>"$REPORT"; done
     note ""
     note "## One evaluation window (no gradient), ours on the GPU; PyTorch eager at 4096 for reference"
     note ""
@@ -146,37 +204,46 @@ main() {
       done
     done
     for pe in rope alibi; do
-      note "    torch $pe eval4096: $(torch_tps "$WORK/torch_explicit_16.txt" "$pe" eval4096) tokens/s (explicit), $(torch_tps "$WORK/torch_sdpa_16.txt" "$pe" eval4096) (SDPA)"
+      e=$(for r in $(seq "$ROUNDS"); do torch_tps "$WORK/torch_explicit_16_$r.txt" "$pe" eval4096; done | med)
+      s=$(for r in $(seq "$ROUNDS"); do torch_tps "$WORK/torch_sdpa_16_$r.txt" "$pe" eval4096; done | med)
+      note "    torch $pe eval4096: $e tokens/s (explicit), $s (SDPA)"
     done
     note ""
   fi
 
-  # ---- 3. the study
-  if want study; then
-    S=$WORK/study
-    rm -rf "$S"
-    mkdir -p "$S/data"
-    cp -r "$WORK/data/fortunes" "$S/data/fortunes"  # prepared: the study reuses it
-    lim=$(limit 100000)
-    say "poslab experiments --device cuda (limit ${lim}s)"
+  # ---- 3. and 4. the quick study and the whole study, timed, each into $WORK/<part>. The
+  # folder is kept, so a rerun (scripts/gpu_check.sh study) reuses the runs that finished.
+  run_study() {  # run_study PART LIMIT TITLE [poslab experiments arguments]
+    local part=$1 lim title=$3 dir=$WORK/$1 t rc secs
+    lim=$(limit "$2")
+    shift 3
+    mkdir -p "$dir/data"
+    cp -rn "$WORK/data/." "$dir/data/"  # the prepared corpora: the study reuses them
+    say "$title (limit ${lim}s)"
     t=$(date +%s)
-    ours timeout "$lim" "$BIN/poslab" experiments --device cuda --out "$S" ${STEPS:+--steps "$STEPS"}
+    ours timeout "$lim" "$BIN/poslab" experiments --device cuda --out "$dir" "$@"
     rc=$?
     secs=$(($(date +%s) - t))
-    note "## The study: poslab experiments --device cuda${STEPS:+ --steps $STEPS}"
+    note "## $title"
     note ""
-    if [ $rc = 0 ]; then
-      note "finished in ${secs} s ($((secs / 60)) min $((secs % 60)) s)"
-      cp "$S/REPORT.md" "$OUT/study_REPORT.md"
-      cp "$S/runs.csv" "$OUT/study_runs.csv"
-    elif [ $rc = 124 ]; then
-      note "stopped at the ${lim} s limit after ${secs} s; rerun with scripts/gpu_check.sh study to"
-      note "give it the whole budget"
-    else
-      note "failed: exit code $rc after ${secs} s (the error is at the end of gpu_check.log)"
-    fi
+    case $rc in
+      0)
+        note "finished in ${secs} s ($((secs / 60)) min $((secs % 60)) s)"
+        cp "$dir/REPORT.md" "$OUT/${part}_REPORT.md"
+        [ -f "$dir/runs.csv" ] && cp "$dir/runs.csv" "$OUT/${part}_runs.csv"
+        ;;
+      124)
+        note "stopped at the ${lim} s limit; scripts/gpu_check.sh $part goes on from there (finished"
+        note "runs are reused). Last progress line:"
+        note "    $(grep -E '^\[[0-9]+/[0-9]+\]' "$LOG" | tail -1)"
+        ;;
+      *) note "failed: exit code $rc after ${secs} s (the error is at the end of gpu_check.log)" ;;
+    esac
     note ""
-  fi
+  }
+  want quick && run_study quick 300 "The quick study: poslab experiments --quick --device cuda" --quick
+  want study && run_study study 100000 \
+    "The study: poslab experiments --device cuda${STEPS:+ --steps $STEPS}" ${STEPS:+--steps "$STEPS"}
   say "done"
   note "Total: $(($(date +%s) - T0)) s of a ${BUDGET} s budget."
 }

@@ -8,8 +8,12 @@
 // to the driver only on cuda_empty_cache() or when an allocation fails (then once, and the
 // allocation is retried). Reuse is safe without events because every kernel runs on the one
 // stream: a block freed by the host is reused only by work queued after the work that used it.
+// POSLAB_CUDA_EXACT_ALLOC=1 turns the cache off: every tensor gets a cudaMalloc of exactly its
+// bytes and a cudaFree, so that compute-sanitizer's memcheck sees a read or write one element
+// past a tensor (scripts/gpu_check.sh sanitize sets it). Slow; for checking only.
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -140,11 +144,20 @@ void cuda_empty_cache() {
 
 // ---------------------------------------------------------------- storage (tensor.cpp)
 
+static bool exact_alloc() {
+  static const bool on = [] {
+    const char* e = std::getenv("POSLAB_CUDA_EXACT_ALLOC");
+    return e && std::strcmp(e, "1") == 0;
+  }();
+  return on;
+}
+
 void* cuda_allocate(size_t bytes) {
   Runtime& r = runtime();
-  size_t size = bucket_size(bytes);
+  const bool exact = exact_alloc();
+  size_t size = exact ? bytes : bucket_size(bytes);
   std::lock_guard<std::mutex> lock(r.mu);
-  auto it = r.free_blocks.find(size);
+  auto it = exact ? r.free_blocks.end() : r.free_blocks.find(size);
   void* p = nullptr;
   if (it != r.free_blocks.end() && !it->second.empty()) {
     p = it->second.back();
@@ -175,10 +188,15 @@ void* cuda_allocate(size_t bytes) {
 void cuda_deallocate(void* p, size_t bytes) {
   if (!p) return;
   Runtime& r = runtime();
-  size_t size = bucket_size(bytes);
+  const bool exact = exact_alloc();
+  size_t size = exact ? bytes : bucket_size(bytes);
   std::lock_guard<std::mutex> lock(r.mu);
-  r.free_blocks[size].push_back(p);
   r.stats.bytes_in_use -= size;
+  if (exact) {  // cudaFree waits for the device, so no queued kernel still uses p
+    CUDA_CHECK(cudaFree(p));
+    return;
+  }
+  r.free_blocks[size].push_back(p);
   r.stats.bytes_cached += size;
 }
 
