@@ -149,12 +149,20 @@ main() {
   # ---- 2. benchmarks
   # tokens/s from bench_train_step's table ("rope 123456 0.0123 -") and torch_bench.py's lines
   # ("torch rope train 123456")
+  # shellcheck disable=SC2317  # both are called through over_rounds
   ours_tps() { awk -v p="$2" '$1 == p {print $2}' "$1" 2>/dev/null | head -1; }
+  # shellcheck disable=SC2317
   torch_tps() { awk -v p="$2" -v k="$3" '$1 == "torch" && $2 == p && $3 == k {print $4}' "$1" 2>/dev/null | head -1; }
   # median and range of the numbers on standard input: "12345 (12000-12800)"
   med() { sort -n | awk '{v[NR] = $1} END {if (NR == 0) {print "-"; exit}
     m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
     printf "%.0f (%.0f-%.0f)\n", m, v[1], v[NR]}'; }
+  # over_rounds GETTER PREFIX ARGS...: med of GETTER PREFIX_<round>.txt ARGS... over the rounds
+  over_rounds() {
+    local get=$1 prefix=$2 r
+    shift 2
+    for r in $(seq "$ROUNDS"); do "$get" "${prefix}_$r.txt" "$@"; done | med
+  }
   if want bench; then
     # ROUNDS rounds alternate ours and PyTorch (the order flipped every round), BENCH_STEPS
     # timed steps each after the programs' own warm-up; each figure is the median over rounds.
@@ -180,9 +188,9 @@ main() {
     note "|---|---|---|---|---|---|---|"
     for B in 16 64; do
       for pe in ${SCHEMES//,/ }; do
-        o=$(for r in $(seq "$ROUNDS"); do ours_tps "$WORK/ours_${B}_$r.txt" "$pe"; done | med)
-        e=$(for r in $(seq "$ROUNDS"); do torch_tps "$WORK/torch_explicit_${B}_$r.txt" "$pe" train; done | med)
-        s=$(for r in $(seq "$ROUNDS"); do torch_tps "$WORK/torch_sdpa_${B}_$r.txt" "$pe" train; done | med)
+        o=$(over_rounds ours_tps "$WORK/ours_$B" "$pe")
+        e=$(over_rounds torch_tps "$WORK/torch_explicit_$B" "$pe" train)
+        s=$(over_rounds torch_tps "$WORK/torch_sdpa_$B" "$pe" train)
         note "$(awk -v pe="$pe" -v B="$B" -v o="$o" -v e="$e" -v s="$s" 'BEGIN {
           o1 = o + 0; e1 = e + 0; s1 = s + 0
           r1 = o1 > 0 && e1 > 0 ? sprintf("%.2fx", o1 / e1) : "-"
@@ -206,8 +214,8 @@ main() {
       done
     done
     for pe in rope alibi; do
-      e=$(for r in $(seq "$ROUNDS"); do torch_tps "$WORK/torch_explicit_16_$r.txt" "$pe" eval4096; done | med)
-      s=$(for r in $(seq "$ROUNDS"); do torch_tps "$WORK/torch_sdpa_16_$r.txt" "$pe" eval4096; done | med)
+      e=$(over_rounds torch_tps "$WORK/torch_explicit_16" "$pe" eval4096)
+      s=$(over_rounds torch_tps "$WORK/torch_sdpa_16" "$pe" eval4096)
       note "    torch $pe eval4096: $e tokens/s (explicit), $s (SDPA)"
     done
     note ""

@@ -102,8 +102,8 @@ TEST_CASE("cuda: fused attention equals the CPU op, forward and backward", "[cud
     t5.rel_bias = leaf(randn({3, 299}, 24), Device::cpu);
     check_attention(2, 150, 3, 32, t5, 25);
   }
-  // dbias with the 16-column tiles (D <= 128), and for the last 20 queries of a window, whose
-  // first key block meets no query (the diagonal sums of the dkv kernel, see its comment)
+  // dbias with the 16-column tiles (D <= 128), and for a decoding step: the last Tq = 20 queries
+  // against Tk = 150 keys, a table of Tq + Tk - 1 = 169 offsets (the dkv kernel's diagonal sums)
   AttentionOptions t5;
   t5.rel_bias = leaf(randn({2, 199}, 26), Device::cpu);
   check_attention(1, 100, 2, 100, t5, 27);
