@@ -109,6 +109,8 @@ void write_study_report(const StudyConfig& c, double seconds) {
                  : c.size == StudySize::quick ? "make experiments-quick"
                  : c.size == StudySize::large ? "make experiments SCALE=large"
                                               : "poslab experiments --tiny";
+  if (c.device == Device::cuda)
+    info.command += c.size == StudySize::tiny ? " --device cuda" : " DEVICE=cuda";
   std::time_t now = std::time(nullptr);
   char date[64];
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
