@@ -65,7 +65,7 @@ TEST_CASE("corpus: train_length is floor(0.9 n) extended to the end of that line
   CHECK(cut("x") == 0);  // floor(0.9) = 0: nothing to extend
   // Counted in code points, not bytes: 18 x "a" + "\n" + "éé\n" is 22 code points, floor(19.8)
   // = 19 ends at the first newline; its 24 bytes would cut at 21, inside "éé".
-  CHECK(cut(std::string(18, 'a') + "\n\xC3\xA9\xC3\xA9\n") == 19);
+  CHECK(cut(std::string(18, 'a').append("\n\xC3\xA9\xC3\xA9\n")) == 19);
   // floor(0.9 n) exactly for every n (9n/10 in integers, no floating-point 0.9 rounding).
   for (size_t n = 1; n < 2000; ++n) {
     std::vector<char32_t> lines(n, '\n');
@@ -120,8 +120,10 @@ TEST_CASE("corpus: write_corpus files round-trip through the readers", "[data][c
   // 300 distinct characters so that ids above 255 exercise the high byte; lines of 10 (the
   // last one without a newline) so that val gets the last ones.
   std::string text = "tab\there\nquote\" backslash\\ \xC3\xA9\xE4\xB8\xAD\x01";
-  for (char32_t cp = 0x400; cp < 0x400 + 300; ++cp)
-    text += (cp % 10 == 0 ? "\n" : "") + utf8_encode(cp);
+  for (char32_t cp = 0x400; cp < 0x400 + 300; ++cp) {
+    if (cp % 10 == 0) text += '\n';
+    text += utf8_encode(cp);
+  }
   const Corpus c = build_corpus(text);
   const std::string dir = tmp.file("nested/corpus");  // parents are created
   write_corpus(c, dir);

@@ -26,7 +26,7 @@ for f in "$R"/tensor/*.cu "$R"/nn/*.cu "$R"/posenc/*.cu "$R"/train/*.cu; do
 done
 for f in "$R"/{tensor,autograd,posenc,nn,data,train,train/study}/*.cpp "$R"/tests/cuda/*.cpp \
   "$H/emu_runtime.cpp"; do
-  case $f in */device_stub.cpp | */cuda_stub.cpp | */train/study/main.cpp) continue ;; esac
+  case $f in */device_stub.cpp | */cuda_stub.cpp | */train/study/main.cpp | */tests/cuda/skip_main.cpp) continue ;; esac
   srcs+=("$f")
 done
 
