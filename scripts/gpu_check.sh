@@ -11,7 +11,7 @@
 #   3. quick   the quick study, `poslab experiments --quick --device cuda` (what
 #              `make experiments-quick DEVICE=cuda` runs), timed
 #   4. study   the whole study, `poslab experiments --device cuda`, timed, into a scratch folder
-#   profile    (not part of all) GPU time per kernel of a batch-16 train step (ncu or nsys),
+#   profile    (not part of all) GPU time per kernel of a batch-16 train step (ncu),
 #              PROFILE_SCHEMES (default rope,t5)
 #   sanitize   (not part of all) compute-sanitizer's racecheck and memcheck over the tests of
 #              our own kernels: attention, RoPE, LayerNorm/GELU/softmax, reductions, AdamW
@@ -224,42 +224,25 @@ main() {
     note ""
   fi
 
-  # ---- profile: where a batch-16 training step's GPU time goes, kernel by kernel (ncu, one
-  # replay pass of gpu__time_duration per kernel; nsys when ncu is missing or not allowed to
-  # read the counters). PROFILE_SCHEMES (default rope,t5); bench_train_step with 2 timed steps.
+  # ---- profile: where a batch-16 training step's GPU time goes, kernel by kernel: ncu's
+  # gpu__time_duration (one replay pass per kernel, no counter sets) over bench_train_step with
+  # 2 timed steps, summed by kernel name (bench/gpu/kernel_table.py). PROFILE_SCHEMES (rope,t5).
   if want profile; then
     note "## Profile: GPU time per kernel, batch-16 train step, all kernels of 4 steps (2 warm-up, 2 timed)"
     note ""
-    tool_of() {
-      local f
-      command -v "$1" 2>/dev/null && return
-      for f in /usr/local/cuda*/bin/"$1"; do [ -x "$f" ] && { echo "$f"; return; }; done
-    }
-    NCU=$(tool_of ncu)
-    NSYS=$(tool_of nsys)
-    note "ncu: ${NCU:-missing}; nsys: ${NSYS:-missing}"
-        for pe in ${PROFILE_SCHEMES//,/ }; do
+    NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    for pe in ${PROFILE_SCHEMES//,/ }; do
       say "profile $pe"
-      ok=0
-      if [ -n "$NCU" ]; then
-        ours timeout "$(limit 120)" "$NCU" --clock-control none --metrics gpu__time_duration.sum \
-          --csv --print-units base "$BIN/bench_train_step" 2 16 cuda "$pe" >"$WORK/ncu_$pe.csv" 2>"$WORK/ncu_$pe.err" &&
-          python3 bench/gpu/kernel_table.py ncu "$WORK/ncu_$pe.csv" >"$WORK/prof_$pe.md" && ok=1
-        [ $ok = 1 ] || { note "ncu failed for $pe:"; tail -3 "$WORK/ncu_$pe.err" | sed 's/^/    /' >>"$REPORT"; }
-      fi
-      if [ $ok = 0 ] && [ -n "$NSYS" ]; then
-        ours timeout "$(limit 120)" "$NSYS" profile -o "$WORK/nsys_$pe" --force-overwrite true \
-          "$BIN/bench_train_step" 2 16 cuda "$pe" >"$WORK/nsys_$pe.log" 2>&1 &&
-          "$NSYS" stats -q --report cuda_gpu_kern_sum --format csv "$WORK/nsys_$pe.nsys-rep" \
-            >"$WORK/nsys_$pe.csv" 2>>"$WORK/nsys_$pe.log" &&
-          python3 bench/gpu/kernel_table.py nsys "$WORK/nsys_$pe.csv" >"$WORK/prof_$pe.md" && ok=1
-        [ $ok = 1 ] || { note "nsys failed for $pe:"; tail -3 "$WORK/nsys_$pe.log" | sed 's/^/    /' >>"$REPORT"; }
-      fi
-      if [ $ok = 1 ]; then
+      if ours timeout "$(limit 120)" "$NCU" --clock-control none --metrics gpu__time_duration.sum \
+        --csv --print-units base "$BIN/bench_train_step" 2 16 cuda "$pe" >"$WORK/ncu_$pe.csv" 2>"$WORK/ncu_$pe.err" &&
+        python3 bench/gpu/kernel_table.py "$WORK/ncu_$pe.csv" >"$WORK/prof_$pe.md"; then
         note "### $pe"
         note ""
         cat "$WORK/prof_$pe.md" >>"$REPORT"
         note ""
+      else
+        note "ncu ($NCU) failed for $pe:"
+        tail -3 "$WORK/ncu_$pe.err" | sed 's/^/    /' >>"$REPORT"
       fi
     done
   fi

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
-"""kernel_table.py — a markdown table of GPU time per kernel from a profiler's CSV.
+"""kernel_table.py — a markdown table of GPU time per kernel from ncu's CSV.
 
-    kernel_table.py ncu  FILE   # ncu --metrics gpu__time_duration.sum --csv --print-units base
-    kernel_table.py nsys FILE   # nsys stats --report cuda_gpu_kern_sum --format csv
+    kernel_table.py FILE   # FILE: ncu --metrics gpu__time_duration.sum --csv --print-units base
 
 Kernels are grouped by name without template or argument lists, largest total first.
 Used by scripts/gpu_check.sh's `profile` part; only the Python standard library."""
@@ -30,21 +29,16 @@ def rows_from(lines):
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("ncu", "nsys"):
-        sys.exit("usage: kernel_table.py ncu|nsys FILE")
-    lines = open(sys.argv[2], encoding="utf-8", errors="replace").read().splitlines()
+    if len(sys.argv) != 2:
+        sys.exit("usage: kernel_table.py FILE")
+    lines = open(sys.argv[1], encoding="utf-8", errors="replace").read().splitlines()
     total_ns, count = defaultdict(float), defaultdict(int)
     for r in rows_from(lines):
-        if sys.argv[1] == "ncu":
-            if r.get("Metric Name") != "gpu__time_duration.sum":
-                continue
-            k = short(r["Kernel Name"])
-            total_ns[k] += float(r["Metric Value"].replace(",", ""))
-            count[k] += 1
-        else:
-            k = short(r["Name"])
-            total_ns[k] += float(r["Total Time (ns)"])
-            count[k] += int(r["Instances"])
+        if r.get("Metric Name") != "gpu__time_duration.sum":
+            continue
+        k = short(r["Kernel Name"])
+        total_ns[k] += float(r["Metric Value"].replace(",", ""))  # ns (--print-units base)
+        count[k] += 1
     if not total_ns:
         sys.exit("kernel_table.py: no kernel rows in the input")
     all_ns = sum(total_ns.values())
