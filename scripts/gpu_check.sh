@@ -53,7 +53,8 @@ left() { echo $((BUDGET - ($(date +%s) - T0))); }
 limit() { local l; l=$(left); echo $((l < $1 ? (l > 5 ? l : 5) : $1)); }  # min(wanted, left)
 say() { echo "== [$(($(date +%s) - T0))s] $*"; }
 note() { printf '%s\n' "$*" >>"$REPORT"; }
-want() { [[ $what == *" $1 "* ]] || { [[ $what == *" all "* ]] && [ "$1" != sanitize ] && [ "$1" != profile ]; }; }
+only_by_name=" sanitize profile "  # parts that `all` leaves out
+want() { [[ $what == *" $1 "* ]] || { [[ $what == *" all "* ]] && [[ $only_by_name != *" $1 "* ]]; }; }
 
 main() {
   note "# poslab GPU check (${what:1:-1}), $(date -u '+%Y-%m-%d %H:%M UTC')"
