@@ -140,13 +140,18 @@ fuzz:
 # The GPU check (scripts/gpu_check.sh) runs on a machine with a GPU but without our Debian
 # packages: build the CUDA binaries here (Release, sm_80 + sm_90, a portable CPU target rather
 # than -march=native) and pack them, their libraries and the prepared corpus into
-# .gpu/bundle.tar.xz.
+# .gpu/bundle.tar.xz; with them the CPU benchmarks built for AVX-512 (x86-64-v4), with which
+# `gpu_check.sh cpu` measures the GPU machine's host CPU against PyTorch.
 GPU_BUILD ?= build/gpu
+GPU_CPU_BUILD ?= build/cpu-v4
 gpu-bundle: deps
 	$(CMAKE) -S . -B $(GPU_BUILD) -DCMAKE_BUILD_TYPE=Release -DPOSLAB_CUDA=ON -DPOSLAB_NATIVE=OFF \
 	  -DCMAKE_CXX_FLAGS=-march=x86-64-v3 -DCMAKE_CUDA_ARCHITECTURES="80-real;90"
-	$(CMAKE) --build $(GPU_BUILD) -j $(JOBS) --target poslab test_cuda bench_train_step bench_eval_long
-	scripts/gpu_bundle.sh $(GPU_BUILD) .gpu
+	$(CMAKE) --build $(GPU_BUILD) -j $(JOBS) --target poslab test_cuda bench_train_step bench_eval_long bench_fma_peak
+	$(CMAKE) -S . -B $(GPU_CPU_BUILD) -DCMAKE_BUILD_TYPE=Release -DPOSLAB_CUDA=OFF -DPOSLAB_NATIVE=OFF \
+	  -DCMAKE_CXX_FLAGS=-march=x86-64-v4
+	$(CMAKE) --build $(GPU_CPU_BUILD) -j $(JOBS) --target bench_train_step bench_eval_long bench_fma_peak
+	CPU_BUILD=$(GPU_CPU_BUILD) scripts/gpu_bundle.sh $(GPU_BUILD) .gpu
 
 # The [cuda] tests without a GPU: the .cu files compiled with g++ against a CPU emulator of the
 # CUDA runtime (tests/cuda/emu/run.sh; minutes). EMU_TESTS selects tests, e.g. "~[slow]".

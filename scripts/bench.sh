@@ -29,8 +29,15 @@
 #   POSLAB_ISA=avx2, PyTorch with its own switch ATEN_CPU_CAPABILITY=avx2 and OpenBLAS's
 #   OPENBLAS_CORETYPE=Haswell (the kernels an AVX2 CPU gets); the peak is the AVX2 one. The
 #   summary says it was emulated, and with which build.
+#   PyTorch's oneMKL and oneDNN (the pip wheels' libraries) get their own caps too,
+#   MKL_ENABLE_INSTRUCTIONS=AVX2 and ONEDNN_MAX_CPU_ISA=AVX2.
 # The summary tables (markdown, ready for bench/RESULTS.md) go to BENCH_OUT (default
 # <build>/bench/RESULTS-latest.md); everything else is printed as it runs.
+# On a machine without our Debian packages (scripts/gpu_check.sh cpu runs this from its bundle):
+# PYTHON is the interpreter with PyTorch (default /usr/bin/python3), OURS_LIBS a library folder
+# for our programs only (LD_LIBRARY_PATH), TCMALLOC the libtcmalloc_minimal.so.4 to preload,
+# BENCH_PARTS=compare stops after the comparison with PyTorch and the RSS check (no kernel
+# benchmarks, no study schedule).
 set -euo pipefail
 build=${1:-build/release}
 threads=${THREADS:-$(nproc)}
@@ -51,8 +58,11 @@ mkdir -p "$(dirname "$out")"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+python=${PYTHON:-/usr/bin/python3}
+parts=${BENCH_PARTS:-all}
+case "$parts" in all | compare) ;; *) echo "bench.sh: BENCH_PARTS=$parts; valid: all|compare" >&2 && exit 2 ;; esac
 clean() { env -i PATH="$PATH" HOME="$HOME" LANG="${LANG:-C.UTF-8}" "$@"; }
-ours() { clean OMP_NUM_THREADS="$threads" "${ours_isa[@]}" "$@"; }
+ours() { clean ${OURS_LIBS:+LD_LIBRARY_PATH="$OURS_LIBS"} OMP_NUM_THREADS="$threads" "${ours_isa[@]}" "$@"; }
 source "$(dirname "$0")/machine.sh" # $cpu, load
 # "[cpu, load L]" beside a figure, with a warning when the machine was busy; L is measured
 # now, or given (the value a figure records, so the line and the summary agree)
@@ -70,8 +80,8 @@ ours "$build/bench/bench_fma_peak" | tee "$tmp/peak"
 peak=$(awk -v i="$isa" '$1 == "fma_peak" && (i == "native" || $2 == i) {p = $4} END {print p + 0}' "$tmp/peak")
 
 have_torch=0
-if /usr/bin/python3 -c "import torch" 2>/dev/null; then have_torch=1; fi
-tcmalloc=$(ls /usr/lib/*-linux-gnu/libtcmalloc_minimal.so.4 2>/dev/null | head -1 || true)
+if "$python" -c "import torch" 2>/dev/null; then have_torch=1; fi
+tcmalloc=${TCMALLOC:-$(ls /usr/lib/*-linux-gnu/libtcmalloc_minimal.so.4 2>/dev/null | head -1 || true)}
 # TORCH_SETTINGS picks PyTorch's settings (default: all three); the summary says which ran.
 torch_settings=${TORCH_SETTINGS:-torch-default torch-blas1 torch-tcmalloc}
 for p in $torch_settings; do
@@ -124,7 +134,7 @@ run_torch() {
   shift 2
   l=$(load)
   section "round $r: PyTorch eager, $name, schemes $(order "$r")" "$l"
-  timed "$name" clean "${torch_isa[@]}" "$@" /usr/bin/python3 bench/torch_bench.py "$threads" \
+  timed "$name" clean "${torch_isa[@]}" "$@" "$python" bench/torch_bench.py "$threads" \
     "$steps" cpu 16 explicit "$(order "$r")"
   cat "$tmp/last"
   awk -v r="$r" -v l="$l" -v n="$name" '$3 == "train" {print n, $2, $4, l, r}' "$tmp/last" >>"$tmp/train"
@@ -142,7 +152,7 @@ for r in $(seq 1 "$rounds"); do
   fi
   if [ $((r % 2)) -eq 0 ] && [ $have_torch -eq 1 ]; then run_ours "$r"; fi
 done
-[ $have_torch -eq 1 ] || echo "== PyTorch: /usr/bin/python3 has no torch (apt-get install python3-torch); no ratios"
+[ $have_torch -eq 1 ] || echo "== PyTorch: $python has no torch (apt-get install python3-torch); no ratios"
 [ $have_torch -eq 0 ] || [ -n "$tcmalloc" ] ||
   echo "== no libtcmalloc_minimal.so.4 (apt-get install libtcmalloc-minimal4): PyTorch's tcmalloc setting not run"
 
@@ -213,6 +223,12 @@ for pe in rope alibi; do ours "$build/bench/bench_eval_long" 8192 "$pe" | tee -a
   echo "Peak RSS, one window of 8192: $(awk '{printf "%s%s %s MB", (NR > 1 ? ", " : ""), $1, $(NF - 1)}' "$tmp/rss")."
 } >>"$out.tmp"
 
+if [ "$parts" = compare ]; then
+  mv "$out.tmp" "$out"
+  echo "== summary (also in $out)"
+  cat "$out"
+  exit 0
+fi
 # The kernels one at a time (not compared with PyTorch): development figures.
 section "matmul: the Tensor API against raw cblas_sgemm (environment as found${matmul_isa[*]:+, with ${matmul_isa[*]}})"
 env "${matmul_isa[@]}" "$build/bench/bench_matmul" | tee "$tmp/matmul"

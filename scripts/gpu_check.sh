@@ -13,12 +13,14 @@
 #   4. study   the whole study, `poslab experiments --device cuda`, timed, into a scratch folder
 #   profile    (not part of all) GPU time per kernel of a batch-16 train step (ncu),
 #              PROFILE_SCHEMES (default rope,t5)
+#   cpu        (not part of all) the host CPU against PyTorch on the CPU, as `make bench` measures
+#              it (issue 13), with the AVX-512 build and the AVX2 one: CPU_ISAS, CPU_THREADS
 #   sanitize   (not part of all) compute-sanitizer's racecheck and memcheck over the tests of
 #              our own kernels: attention, RoPE, LayerNorm/GELU/softmax, reductions, AdamW
 # Figures go to $OUT/gpu_results.md (markdown), everything printed to $OUT/gpu_check.log; the
 # study's REPORT.md and runs.csv are copied beside them.
 #
-# Usage, from the repository root:   scripts/gpu_check.sh [all|tests|bench|quick|study|sanitize]
+# Usage, from the repository root:   scripts/gpu_check.sh [all|tests|bench|profile|cpu|quick|study|sanitize]
 # (several at once: scripts/gpu_check.sh tests bench quick)
 # The binaries come from .gpu/bundle.tar.xz (`make gpu-bundle` on a machine with poslab's
 # Debian packages; carry .gpu to the GPU machine). Without the bundle it builds here with cmake,
@@ -31,8 +33,8 @@
 set -uo pipefail
 what=" ${*:-all} "
 for w in $what; do
-  case $w in all | tests | bench | profile | quick | study | sanitize) ;; *)
-    echo "gpu_check.sh: unknown part '$w'; valid: all tests bench profile quick study sanitize" >&2
+  case $w in all | tests | bench | profile | cpu | quick | study | sanitize) ;; *)
+    echo "gpu_check.sh: unknown part '$w'; valid: all tests bench profile cpu quick study sanitize" >&2
     exit 2
     ;;
   esac
@@ -53,7 +55,7 @@ left() { echo $((BUDGET - ($(date +%s) - T0))); }
 limit() { local l; l=$(left); echo $((l < $1 ? (l > 5 ? l : 5) : $1)); }  # min(wanted, left)
 say() { echo "== [$(($(date +%s) - T0))s] $*"; }
 note() { printf '%s\n' "$*" >>"$REPORT"; }
-only_by_name=" sanitize profile "  # parts that `all` leaves out
+only_by_name=" sanitize profile cpu "  # parts that `all` leaves out
 want() { [[ $what == *" $1 "* ]] || { [[ $what == *" all "* ]] && [[ $only_by_name != *" $1 "* ]]; }; }
 
 main() {
@@ -245,6 +247,45 @@ main() {
         note "ncu ($NCU) failed for $pe:"
         tail -3 "$WORK/ncu_$pe.err" | sed 's/^/    /' >>"$REPORT"
       fi
+    done
+  fi
+
+  # ---- cpu: the host CPU of this machine, ours against PyTorch on the CPU: issue 13's
+  # comparison (scripts/bench.sh, BENCH_PARTS=compare: the training step of every scheme, one
+  # evaluation window of 4096, RSS at 8192), CPU_THREADS (2) threads, ROUNDS rounds of
+  # BENCH_STEPS steps. CPU_ISAS (default "native avx2"): native runs the x86-64-v4 build
+  # (bin/v4: what a build for an AVX-512 machine runs), avx2 the x86-64-v3 build with
+  # POSLAB_ISA=avx2 and PyTorch capped at AVX2 (bench.sh's BENCH_ISA=avx2). PyTorch as users
+  # run it (its defaults) and with tcmalloc preloaded (bundled from Debian); not
+  # OPENBLAS_NUM_THREADS=1, which does nothing to a PyTorch built on oneMKL. Each ISA gets at
+  # most CPU_BUDGET seconds (default 330).
+  if want cpu; then
+    note "## The host CPU: poslab against PyTorch on the CPU (scripts/bench.sh), ${CPU_THREADS:-2} threads"
+    note ""
+    note "lscpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1); flags: $(grep -m1 '^flags' /proc/cpuinfo |
+      tr ' ' '\n' | grep -E '^(avx|fma|amx)' | tr '\n' ' ')"
+    note "PyTorch BLAS: $(python3 -c 'import torch; print(torch.__config__.show())' 2>/dev/null |
+      grep -oE 'BLAS_INFO=[^,]*|USE_MKL=[A-Z]+|USE_MKLDNN=[A-Z]+' | tr '\n' ' ')"
+    note ""
+    tcm=$WORK/lib/tcmalloc/libtcmalloc_minimal.so.4
+    settings="torch-default"
+    [ -f "$tcm" ] && settings+=" torch-tcmalloc"
+    for isa in ${CPU_ISAS:-native avx2}; do
+      d=$WORK/cpu-$isa src=$BIN march=x86-64-v3
+      if [ "$isa" = native ] && [ -d "$BIN/v4" ]; then src=$BIN/v4 march=x86-64-v4; fi
+      mkdir -p "$d/bench"
+      for b in bench_train_step bench_eval_long bench_fma_peak; do ln -sf "$src/$b" "$d/bench/"; done
+      echo "CMAKE_CXX_FLAGS:STRING=-march=$march" >"$d/CMakeCache.txt"  # bench.sh prints the flags
+      say "cpu: scripts/bench.sh, $isa ($march build)"
+      BENCH_ISA=$isa THREADS=${CPU_THREADS:-2} ROUNDS=$ROUNDS STEPS=$BENCH_STEPS BENCH_PARTS=compare \
+        PYTHON=$(command -v python3) OURS_LIBS=$WORK/lib TCMALLOC=$tcm TORCH_SETTINGS=$settings \
+        BENCH_OUT=$d/summary.md timeout "$(limit "${CPU_BUDGET:-330}")" scripts/bench.sh "$d"
+      rc=$? cut=""
+      [ $rc = 124 ] && cut=" (cut at its budget)"
+      note "### $isa: the $march build, exit code $rc$cut"
+      note ""
+      if [ -f "$d/summary.md" ]; then cat "$d/summary.md" >>"$REPORT"; else note "no summary"; fi
+      note ""
     done
   fi
 
