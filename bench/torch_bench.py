@@ -10,7 +10,8 @@ median of 3 windows after one untimed one. The threads are set with torch.set_nu
 scripts/bench.sh runs this with PyTorch's own defaults otherwise (no OMP_/OPENBLAS_ variable
 of ours in its environment).
 BENCH_CLOCK=cpu times with the process's CPU time instead of wall time, as bench/bench_util.h
-does (development on a shared machine; scripts/bench.sh never sets it).
+does (development on a shared machine; scripts/bench.sh never sets it). BENCH_EVAL=0 skips
+the evaluation window (scripts/bench.sh passes it on when it is told to skip evaluation).
 Usage: torch_bench.py [threads] [steps] [cpu|cuda] [batch] [explicit|sdpa] [schemes]
 schemes: comma-separated, timed in that order (default: none,learned,sinusoidal,rope,alibi,t5;
 scripts/bench.sh starts each round at another scheme, as it does for ours).
@@ -144,6 +145,8 @@ for pe in order:
             times.append(clock() - t0)
     times.sort()
     print(f"torch {pe} train {B * T / times[len(times) // 2]:.0f}", flush=True)
+    if os.environ.get("BENCH_EVAL") == "0":
+        continue
     with torch.no_grad():
         xe = torch.randint(0, V, (1, 4096), device=dev)
         m(xe)  # untimed: first-use allocations

@@ -37,14 +37,16 @@
 # PYTHON is the interpreter with PyTorch (default /usr/bin/python3), OURS_LIBS a library folder
 # for our programs only (LD_LIBRARY_PATH), TCMALLOC the libtcmalloc_minimal.so.4 to preload,
 # BENCH_PARTS=compare stops after the comparison with PyTorch and the RSS check (no kernel
-# benchmarks, no study schedule).
+# benchmarks, no study schedule); BENCH_EVAL=0 leaves out the evaluation windows at 4096 of
+# both programs (a third of a round's time). The summary is written as soon as the comparison
+# is done, before the RSS check and the kernel benchmarks add to it.
 set -euo pipefail
 build=${1:-build/release}
 threads=${THREADS:-$(nproc)}
 rounds=${ROUNDS:-3}
 steps=${STEPS:-20}
 out=${BENCH_OUT:-$build/bench/RESULTS-latest.md}
-schemes="none learned sinusoidal rope alibi t5"
+schemes=${BENCH_SCHEMES:-none learned sinusoidal rope alibi t5} # BENCH_SCHEMES: a subset, space-separated
 isa=${BENCH_ISA:-native}
 ours_isa=() torch_isa=() matmul_isa=()
 case "$isa" in
@@ -60,9 +62,12 @@ trap 'rm -rf "$tmp"' EXIT
 
 python=${PYTHON:-/usr/bin/python3}
 parts=${BENCH_PARTS:-all}
+eval=${BENCH_EVAL:-1} torch_eval=()
+case "$eval" in 1) ;; 0) torch_eval=(BENCH_EVAL=0) ;; *) echo "bench.sh: BENCH_EVAL=$eval; valid: 0|1" >&2 && exit 2 ;; esac
 case "$parts" in all | compare) ;; *) echo "bench.sh: BENCH_PARTS=$parts; valid: all|compare" >&2 && exit 2 ;; esac
 clean() { env -i PATH="$PATH" HOME="$HOME" LANG="${LANG:-C.UTF-8}" "$@"; }
 ours() { clean ${OURS_LIBS:+LD_LIBRARY_PATH="$OURS_LIBS"} OMP_NUM_THREADS="$threads" "${ours_isa[@]}" "$@"; }
+# shellcheck source=scripts/machine.sh
 source "$(dirname "$0")/machine.sh" # $cpu, load
 # "[cpu, load L]" beside a figure, with a warning when the machine was busy; L is measured
 # now, or given (the value a figure records, so the line and the summary agree)
@@ -81,7 +86,7 @@ peak=$(awk -v i="$isa" '$1 == "fma_peak" && (i == "native" || $2 == i) {p = $4} 
 
 have_torch=0
 if "$python" -c "import torch" 2>/dev/null; then have_torch=1; fi
-tcmalloc=${TCMALLOC:-$(ls /usr/lib/*-linux-gnu/libtcmalloc_minimal.so.4 2>/dev/null | head -1 || true)}
+tcmalloc=${TCMALLOC:-$(find /usr/lib/*-linux-gnu -maxdepth 1 -name libtcmalloc_minimal.so.4 2>/dev/null | head -1)}
 # TORCH_SETTINGS picks PyTorch's settings (default: all three); the summary says which ran.
 torch_settings=${TORCH_SETTINGS:-torch-default torch-blas1 torch-tcmalloc}
 for p in $torch_settings; do
@@ -123,6 +128,7 @@ run_ours() {
   cat "$tmp/last"
   awk -v r="$r" -v l="$l" 'NR > 1 {print "ours", $1, $2, l, r}' "$tmp/last" >>"$tmp/train"
   for pe in $schemes; do
+    [ "$eval" = 1 ] || break
     l=$(load)
     timed ours ours "$build/bench/bench_eval_long" 4096 "$pe"
     cat "$tmp/last"
@@ -134,7 +140,7 @@ run_torch() {
   shift 2
   l=$(load)
   section "round $r: PyTorch eager, $name, schemes $(order "$r")" "$l"
-  timed "$name" clean "${torch_isa[@]}" "$@" "$python" bench/torch_bench.py "$threads" \
+  timed "$name" clean "${torch_isa[@]}" "${torch_eval[@]}" "$@" "$python" bench/torch_bench.py "$threads" \
     "$steps" cpu 16 explicit "$(order "$r")"
   cat "$tmp/last"
   awk -v r="$r" -v l="$l" -v n="$name" '$3 == "train" {print n, $2, $4, l, r}' "$tmp/last" >>"$tmp/train"
@@ -191,6 +197,7 @@ get() { awk -v p="$2" -v s="$3" -v f="$4" '$1 == p && $2 == s {print $f}' "$1"; 
         (p > 0 ? sprintf("%.0f%%", 100 * g / p) : "-"), l, (l > 0.3 ? " (busy)" : "") }')"
   done
   echo
+  if [ "$eval" = 0 ]; then echo "Evaluation windows at 4096 not run (BENCH_EVAL=0)."; else
   echo "| evaluation, one window of 4096 | poslab tokens/s | PyTorch default / OPENBLAS_NUM_THREADS=1 / tcmalloc | ratio to the fastest | load |"
   echo "|---|---|---|---|---|"
   for pe in $schemes; do
@@ -203,6 +210,7 @@ get() { awk -v p="$2" -v s="$3" -v f="$4" '$1 == p && $2 == s {print $f}' "$1"; 
       printf "| %s | %s (%s-%s) | %s | %s | %s%s |\n", pe, o, lo, hi, ts,
         (t > 0 ? sprintf("%.2fx", o / t) : "-"), l, (l > 0.3 ? " (busy)" : "") }'
   done
+  fi
   echo
   echo "Time each program took over all rounds (bash's clock) and the machine's page faults while it"
   echo "ran (pgfault of /proc/vmstat). System time is mostly page faults; where one costs several"
@@ -215,6 +223,7 @@ get() { awk -v p="$2" -v s="$3" -v f="$4" '$1 == p && $2 == s {print $f}' "$1"; 
       printf "| %s | %.1f | %.1f | %.1f | %.0f%% | %d | %.0f |\n", (p == "ours" ? "poslab" : p), w[p], u[p], s[p],
         (u[p] + s[p] > 0 ? 100 * s[p] / (u[p] + s[p]) : 0), f[p], (w[p] > 0 ? f[p] / w[p] : 0) } }' "$tmp/res"
 } >"$out.tmp"
+cp "$out.tmp" "$out" # the comparison is safe even if what follows is cut short
 
 section "peak RSS of one evaluation window at 8192 (target < 100 MB)"
 for pe in rope alibi; do ours "$build/bench/bench_eval_long" 8192 "$pe" | tee -a "$tmp/rss"; done

@@ -14,7 +14,8 @@
 #   profile    (not part of all) GPU time per kernel of a batch-16 train step (ncu),
 #              PROFILE_SCHEMES (default rope,t5)
 #   cpu        (not part of all) the host CPU against PyTorch on the CPU, as `make bench` measures
-#              it (issue 13), with the AVX-512 build and the AVX2 one: CPU_ISAS, CPU_THREADS
+#              it (issue 13), with the AVX-512 build and the AVX2 one: CPU_ISAS, CPU_THREADS,
+#              CPU_BUDGET, CPU_EVAL, BENCH_SCHEMES
 #   sanitize   (not part of all) compute-sanitizer's racecheck and memcheck over the tests of
 #              our own kernels: attention, RoPE, LayerNorm/GELU/softmax, reductions, AdamW
 # Figures go to $OUT/gpu_results.md (markdown), everything printed to $OUT/gpu_check.log; the
@@ -258,7 +259,10 @@ main() {
   # POSLAB_ISA=avx2 and PyTorch capped at AVX2 (bench.sh's BENCH_ISA=avx2). PyTorch as users
   # run it (its defaults) and with tcmalloc preloaded (bundled from Debian); not
   # OPENBLAS_NUM_THREADS=1, which does nothing to a PyTorch built on oneMKL. Each ISA gets at
-  # most CPU_BUDGET seconds (default 330).
+  # most CPU_BUDGET seconds (default 330). On the H200 machine's host (2026-12-04) a round of
+  # all six schemes took about 190 s with the evaluation windows and PyTorch's two settings,
+  # so they are left out unless CPU_EVAL=1; without them three rounds of one ISA should take
+  # about 330 s (estimated from that run's parts). BENCH_SCHEMES (space-separated) times a subset.
   if want cpu; then
     note "## The host CPU: poslab against PyTorch on the CPU (scripts/bench.sh), ${CPU_THREADS:-2} threads"
     note ""
@@ -278,6 +282,7 @@ main() {
       echo "CMAKE_CXX_FLAGS:STRING=-march=$march" >"$d/CMakeCache.txt"  # bench.sh prints the flags
       say "cpu: scripts/bench.sh, $isa ($march build)"
       BENCH_ISA=$isa THREADS=${CPU_THREADS:-2} ROUNDS=$ROUNDS STEPS=$BENCH_STEPS BENCH_PARTS=compare \
+        BENCH_EVAL=${CPU_EVAL:-0} \
         PYTHON=$(command -v python3) OURS_LIBS=$WORK/lib TCMALLOC=$tcm TORCH_SETTINGS=$settings \
         BENCH_OUT=$d/summary.md timeout "$(limit "${CPU_BUDGET:-330}")" scripts/bench.sh "$d"
       rc=$? cut=""
