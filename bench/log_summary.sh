@@ -9,7 +9,8 @@ set -euo pipefail
 log=${1:?usage: log_summary.sh LOG [FLOP_PER_STEP] [PEAK_GFLOPS]}
 flop=${2:-26.1}
 peak=${3:-0}
-awk -v flop="$flop" -v peak="$peak" '
+[ -r "$log" ] || { echo "log_summary.sh: cannot read $log" >&2; exit 2; }
+awk -v flop="$flop" -v peak="$peak" -v logfile="$log" '
   /^== round/ { prog = ($4 == "poslab") ? "ours" : $6; sub(",", "", prog) }
   /^torch [a-z0-9]+ train / { add(prog, $2, "train", $4) }
   /^torch [a-z0-9]+ eval4096 / { add(prog, $2, "eval", $4) }
@@ -41,6 +42,7 @@ awk -v flop="$flop" -v peak="$peak" '
       if (k == "train") printf " %.1f | %s |", g, (peak > 0 ? sprintf("%.0f%%", 100 * g / peak) : "-")
       printf "\n" }
     print "" }
-  END { for (key in n) if (n[key] > maxn) maxn = n[key]
+  END { if (!ns) { print "log_summary.sh: no figures of scripts/bench.sh in " logfile > "/dev/stderr"; exit 1 }
+    for (key in n) if (n[key] > maxn) maxn = n[key]
     table("train", "training step, tokens/s"); table("eval", "one window of 4096, tokens/s") }
 ' "$log"
