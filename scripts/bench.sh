@@ -223,7 +223,8 @@ get() { awk -v p="$2" -v s="$3" -v f="$4" '$1 == p && $2 == s {print $f}' "$1"; 
       printf "| %s | %.1f | %.1f | %.1f | %.0f%% | %d | %.0f |\n", (p == "ours" ? "poslab" : p), w[p], u[p], s[p],
         (u[p] + s[p] > 0 ? 100 * s[p] / (u[p] + s[p]) : 0), f[p], (w[p] > 0 ? f[p] / w[p] : 0) } }' "$tmp/res"
 } >"$out.tmp"
-cp "$out.tmp" "$out" # the comparison is safe even if what follows is cut short
+# the comparison is kept even if what follows is cut short (copied whole, then renamed)
+cp "$out.tmp" "$out.part" && mv "$out.part" "$out"
 
 section "peak RSS of one evaluation window at 8192 (target < 100 MB)"
 for pe in rope alibi; do ours "$build/bench/bench_eval_long" 8192 "$pe" | tee -a "$tmp/rss"; done
