@@ -36,6 +36,7 @@
 # On a machine without our Debian packages (scripts/gpu_check.sh cpu runs this from its bundle):
 # PYTHON is the interpreter with PyTorch (default /usr/bin/python3), OURS_LIBS a library folder
 # for our programs only (LD_LIBRARY_PATH), TCMALLOC the libtcmalloc_minimal.so.4 to preload,
+# BUILD_FLAGS how our programs were compiled, for the summary (default: the build's CMakeCache),
 # BENCH_PARTS=compare stops after the comparison with PyTorch and the RSS check (no kernel
 # benchmarks, no study schedule); BENCH_EVAL=0 leaves out the evaluation windows at 4096 of
 # both programs (a third of a round's time). The summary is written as soon as the comparison
@@ -174,7 +175,8 @@ summary "$tmp/eval" >"$tmp/eval.sum"
 get() { awk -v p="$2" -v s="$3" -v f="$4" '$1 == p && $2 == s {print $f}' "$1"; }
 {
   echo "Machine: $cpu, $(nproc) cores, $threads threads; FP32 FMA peak $peak GFLOP/s"
-  [ "$isa" = native ] || echo "Emulated $isa machine: poslab built in $build ($(sed -n 's/^CMAKE_CXX_FLAGS:STRING=//p' "$build/CMakeCache.txt")) with ${ours_isa[*]}, PyTorch ${torch_isa[*]}."
+  [ "$isa" != native ] || [ -z "${BUILD_FLAGS:-}" ] || echo "poslab's build: $BUILD_FLAGS."
+  [ "$isa" = native ] || echo "Emulated $isa machine: poslab built in $build (${BUILD_FLAGS:-$(sed -n 's/^CMAKE_CXX_FLAGS:STRING=//p' "$build/CMakeCache.txt")}) with ${ours_isa[*]}, PyTorch ${torch_isa[*]}."
   echo "($(date -u '+%Y-%m-%d %H:%M UTC'), $rounds rounds, medians of $steps steps; load = the"
   echo "most cores found busy with other work in the second before a figure's program started;"
   echo "above 0.3 the machine was not idle). PyTorch settings run: ${torch_settings:-none}."

@@ -279,10 +279,9 @@ main() {
       if [ "$isa" = native ] && [ -d "$BIN/v4" ]; then src=$BIN/v4 march=x86-64-v4; fi
       mkdir -p "$d/bench"
       for b in bench_train_step bench_eval_long bench_fma_peak; do ln -sf "$src/$b" "$d/bench/"; done
-      echo "CMAKE_CXX_FLAGS:STRING=-march=$march" >"$d/CMakeCache.txt"  # bench.sh prints the flags
       say "cpu: scripts/bench.sh, $isa ($march build)"
       BENCH_ISA=$isa THREADS=${CPU_THREADS:-2} ROUNDS=$ROUNDS STEPS=$BENCH_STEPS BENCH_PARTS=compare \
-        BENCH_EVAL=${CPU_EVAL:-0} \
+        BENCH_EVAL=${CPU_EVAL:-0} BUILD_FLAGS=-march=$march \
         PYTHON=$(command -v python3) OURS_LIBS=$WORK/lib TCMALLOC=$tcm TORCH_SETTINGS=$settings \
         BENCH_OUT=$d/summary.md timeout "$(limit "${CPU_BUDGET:-330}")" scripts/bench.sh "$d"
       rc=$? cut=""
