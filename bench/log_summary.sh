@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # log_summary.sh LOG [FLOP_PER_STEP=26.1] [PEAK_GFLOPS]: the training and evaluation tables of
 # scripts/bench.sh, rebuilt from what it printed (its output, or gpu_check.log), for a run cut
-# short after its rounds but before its summary. Same rule as bench.sh: per program and scheme
-# the median over the rounds (and the range); the baseline is the fastest PyTorch setting's
-# median. A figure the log has from fewer rounds than the others says so; the `rounds` column
-# counts poslab's.
+# short after its rounds but before its summary. Per program and scheme the median over the
+# rounds (and the range); the baseline is the fastest PyTorch setting's median. For an odd count
+# (bench.sh's three rounds) that is bench.sh's median; for an even one (a round cut short) it
+# is the mean of the middle two, where bench.sh would take the lower. A figure the log has from
+# fewer rounds than the others says so; the `rounds` column counts poslab's.
 set -euo pipefail
 log=${1:?usage: log_summary.sh LOG [FLOP_PER_STEP] [PEAK_GFLOPS]}
 flop=${2:-26.1}
