@@ -163,13 +163,9 @@ done
 [ $have_torch -eq 0 ] || [ -n "$tcmalloc" ] ||
   echo "== no libtcmalloc_minimal.so.4 (apt-get install libtcmalloc-minimal4): PyTorch's tcmalloc setting not run"
 
-# Median and range per (program, scheme); the baseline is the fastest PyTorch setting.
-summary() { # file -> lines "program scheme median min max maxload"
-  sort -k1,1 -k2,2 -k3,3n "$1" | awk '
-    function flush() { if (n) print key, v[int((n + 1) / 2)], v[1], v[n], ml; n = 0; ml = 0 }
-    { k = $1 " " $2; if (k != key) { flush(); key = k } v[++n] = $3; if ($4 > ml) ml = $4 }
-    END { flush() }'
-}
+# Median and range per (program, scheme) (bench/medians.awk, which bench/log_summary.sh shares:
+# for an even ROUNDS, the mean of the middle two); the baseline is the fastest PyTorch setting.
+summary() { awk -f "$(dirname "$0")/../bench/medians.awk" "$1"; } # -> "program scheme median min max maxload count"
 summary "$tmp/train" >"$tmp/train.sum"
 summary "$tmp/eval" >"$tmp/eval.sum"
 get() { awk -v p="$2" -v s="$3" -v f="$4" '$1 == p && $2 == s {print $f}' "$1"; }
