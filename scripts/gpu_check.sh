@@ -263,6 +263,30 @@ main() {
   # all six schemes took about 190 s with the evaluation windows and PyTorch's two settings;
   # without the windows (the default, CPU_EVAL=0) three rounds of one ISA should take about
   # 330 s (estimated from that run's parts), so one ISA fits one 600-s call of the device tool. BENCH_SCHEMES (space-separated) times a subset.
+  # Where two threads land. On the H200 machine's host (2026-12-04) the FMA peak on 2 threads
+  # read 183.4 and, ten minutes later, 342.9 GFLOP/s: two threads on one core's two
+  # hyperthreads share its FMA units (as does a neighbour's work on a sibling). fma_pairs
+  # notes the peak with both threads pinned to one core's two logical CPUs and to two cores
+  # (taskset; the benchmarks themselves run unpinned, as users run them).
+  fma_pairs() {
+    local fma=$BIN/bench_fma_peak ca cb cc cpus
+    [ -x "$BIN/v4/bench_fma_peak" ] && fma=$BIN/v4/bench_fma_peak
+    # the first allowed CPU, a sibling on its core and a CPU of another core ("-": none)
+    read -r ca cb cc < <(python3 -c '
+import os
+def core(c):
+    t = "/sys/devices/system/cpu/cpu%d/topology/" % c
+    return tuple(open(t + f).read().strip() for f in ("physical_package_id", "core_id"))
+cpus = sorted(os.sched_getaffinity(0)); a = cpus[0]
+same = [c for c in cpus[1:] if core(c) == core(a)]
+other = [c for c in cpus[1:] if core(c) != core(a)]
+print(a, same[0] if same else "-", other[0] if other else "-")' 2>/dev/null || echo "- - -")
+    for cpus in "$ca,$cb one core's two logical CPUs" "$ca,$cc two cores"; do
+      if [[ $cpus == *-* ]]; then note "FMA peak ($1), 2 threads on ${cpus#* }: no such pair here"; continue; fi
+      note "FMA peak ($1), 2 threads pinned to CPUs ${cpus%% *} (${cpus#* }): $(LD_LIBRARY_PATH=$WORK/lib \
+        OMP_NUM_THREADS=2 taskset -c "${cpus%% *}" "$fma" | awk '{printf "%s %s GFLOP/s; ", $2, $4}')"
+    done
+  }
   if want cpu; then
     note "## The host CPU: poslab against PyTorch on the CPU (scripts/bench.sh), ${CPU_THREADS:-2} threads"
     note ""
@@ -270,6 +294,9 @@ main() {
       tr ' ' '\n' | grep -E '^(avx|fma|amx)' | tr '\n' ' ')"
     note "PyTorch BLAS: $(python3 -c 'import torch; print(torch.__config__.show())' 2>/dev/null |
       grep -oE 'BLAS_INFO=[^,]*|USE_MKL=[A-Z]+|USE_MKLDNN=[A-Z]+' | tr '\n' ' ')"
+    note "topology: $(lscpu | grep -E '^(Thread|Core|Socket|NUMA node)\(s\)' | sed 's/:  */ /' |
+      paste -sd ';' -); allowed CPUs: $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)"
+    fma_pairs "before the runs"
     note ""
     tcm=$WORK/lib/tcmalloc/libtcmalloc_minimal.so.4
     settings="torch-default"
@@ -291,6 +318,7 @@ main() {
       if [ -f "$d/summary.md" ]; then cat "$d/summary.md" >>"$REPORT"; else note "no summary"; fi
       note ""
     done
+    fma_pairs "after the runs"
   fi
 
   # ---- 3. and 4. the quick study and the whole study, timed, each into $WORK/<part>. The
