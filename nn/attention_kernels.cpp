@@ -33,7 +33,10 @@ namespace {
 
 // 48 rows: a multiple of both micro-kernels' tile heights (12 with AVX-512, 6 with AVX2), so
 // no strip of a block is ragged (64 left 4 rows of 12 to pack and pad in every block), and
-// small enough that the causal blocks skip most of the masked half.
+// small enough that the causal blocks skip most of the masked half. Larger blocks (96-192 rows,
+// measured 2026-12-04, bench/RESULTS.md) ran attention alone 3-5% faster at T = 256 but the
+// AVX2 step under 1% faster and the AVX-512 step no faster, and each thread's block of scores
+// (rows x Tk) grows with them: at 192 rows one window of 8192 took more than 100 MB.
 constexpr int64_t kRowBlock = 48;
 
 struct Dims {
