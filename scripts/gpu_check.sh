@@ -251,18 +251,6 @@ main() {
     done
   fi
 
-  # ---- cpu: the host CPU of this machine, ours against PyTorch on the CPU: issue 13's
-  # comparison (scripts/bench.sh, BENCH_PARTS=compare: the training step of every scheme, with
-  # CPU_EVAL=1 one evaluation window of 4096 too, RSS at 8192), CPU_THREADS (2) threads, ROUNDS
-  # rounds of BENCH_STEPS steps. CPU_ISAS (default "native avx2"): native runs the x86-64-v4 build
-  # (bin/v4: what a build for an AVX-512 machine runs), avx2 the x86-64-v3 build with
-  # POSLAB_ISA=avx2 and PyTorch capped at AVX2 (bench.sh's BENCH_ISA=avx2). PyTorch as users
-  # run it (its defaults) and with tcmalloc preloaded (bundled from Debian); not
-  # OPENBLAS_NUM_THREADS=1, which does nothing to a PyTorch built on oneMKL. Each ISA gets at
-  # most CPU_BUDGET seconds (default 330). On the H200 machine's host (2026-12-04) a round of
-  # all six schemes took about 190 s with the evaluation windows and PyTorch's two settings;
-  # without the windows (the default, CPU_EVAL=0) three rounds of one ISA should take about
-  # 330 s (estimated from that run's parts), so one ISA fits one 600-s call of the device tool. BENCH_SCHEMES (space-separated) times a subset.
   # Where two threads land. On the H200 machine's host (2026-12-04) the FMA peak on 2 threads
   # read 183.4 and, ten minutes later, 342.9 GFLOP/s: two threads on one core's two
   # hyperthreads share its FMA units (as does a neighbour's work on a sibling). fma_pairs
@@ -287,6 +275,20 @@ print(a, same[0] if same else "-", other[0] if other else "-")' 2>/dev/null || e
         OMP_NUM_THREADS=2 taskset -c "${cpus%% *}" "$fma" | awk '{printf "%s %s GFLOP/s; ", $2, $4}')"
     done
   }
+
+  # ---- cpu: the host CPU of this machine, ours against PyTorch on the CPU: issue 13's
+  # comparison (scripts/bench.sh, BENCH_PARTS=compare: the training step of every scheme, with
+  # CPU_EVAL=1 one evaluation window of 4096 too, RSS at 8192), CPU_THREADS (2) threads, ROUNDS
+  # rounds of BENCH_STEPS steps. CPU_ISAS (default "native avx2"): native runs the x86-64-v4 build
+  # (bin/v4: what a build for an AVX-512 machine runs), avx2 the x86-64-v3 build with
+  # POSLAB_ISA=avx2 and PyTorch capped at AVX2 (bench.sh's BENCH_ISA=avx2). PyTorch as users
+  # run it (its defaults) and with tcmalloc preloaded (bundled from Debian); not
+  # OPENBLAS_NUM_THREADS=1, which does nothing to a PyTorch built on oneMKL. Each ISA gets at
+  # most CPU_BUDGET seconds (default 330). On the H200 machine's host (2026-12-04) a round of
+  # all six schemes took about 190 s with the evaluation windows and PyTorch's two settings;
+  # without the windows (the default, CPU_EVAL=0) three rounds of one ISA should take about
+  # 330 s (estimated from that run's parts), so one ISA fits one 600-s call of the device tool.
+  # BENCH_SCHEMES (space-separated) times a subset.
   if want cpu; then
     note "## The host CPU: poslab against PyTorch on the CPU (scripts/bench.sh), ${CPU_THREADS:-2} threads"
     note ""
