@@ -19,6 +19,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -52,6 +53,56 @@ template <class T>
 T* head_ptr(const Tensor& x, int64_t b, int64_t h) {
   return x.data<T>() + b * x.strides()[0] + h * x.strides()[2];
 }
+
+// The heads [0, n) shared out among the threads, each thread first taking its own contiguous
+// range from the front, then, once that is empty, heads from the back of the others' ranges.
+// bh = b H + h, so a range is whole sequences: the rows of (B T, C) that the same thread wrote
+// in the q, k, v projection and reads in the output projection (sgemm gives each thread a
+// contiguous range of rows), which then stay in its core's caches. Taking from the back lets a
+// faster core finish a slower one's heads (cores here run at different speeds for seconds at a
+// time, bench/RESULTS.md) and keeps the answer right for a team of any size. Which thread
+// computes a head does not change its bits.
+class HeadRanges {
+ public:
+  // More threads, or more heads than 32 bits count: ok() is false, and callers fall back to a
+  // plain dynamic loop.
+  static constexpr int kMaxThreads = 64;
+  HeadRanges(int64_t n, int nt)
+      : nt_(nt), ok_(nt >= 1 && nt <= kMaxThreads && n < (int64_t(1) << 31)) {
+    if (!ok_) return;
+    for (int t = 0; t < nt; ++t) range_[t].v.store(pack(n * t / nt, n * (t + 1) / nt));
+  }
+  bool ok() const { return ok_; }
+  // The next head for thread t, or -1 when every head is taken.
+  int64_t next(int t) {
+    int64_t h;
+    if (t < nt_ && take(t, true, &h)) return h;
+    for (int k = 1; k <= nt_; ++k)
+      if (take((t + k) % nt_, false, &h)) return h;
+    return -1;
+  }
+
+ private:
+  struct alignas(64) Range {  // [lo, hi) packed as lo << 32 | hi, one cache line each
+    std::atomic<uint64_t> v{0};
+  };
+  static uint64_t pack(int64_t lo, int64_t hi) { return uint64_t(lo) << 32 | uint64_t(hi); }
+  bool take(int t, bool front, int64_t* h) {
+    uint64_t v = range_[t].v.load(std::memory_order_relaxed);
+    for (;;) {
+      const int64_t lo = int64_t(v >> 32), hi = int64_t(v & 0xffffffffu);
+      if (lo >= hi) return false;
+      const uint64_t taken = front ? pack(lo + 1, hi) : pack(lo, hi - 1);
+      if (range_[t].v.compare_exchange_weak(v, taken, std::memory_order_relaxed)) {
+        *h = front ? lo : hi - 1;
+        return true;
+      }
+    }
+  }
+  int nt_;
+  bool ok_;
+  Range range_[kMaxThreads];
+};
 
 // Keys [0, J) seen by the row block [i0, i1): those its last row can see.
 inline int64_t block_keys(const Dims& d, const AttentionOptions& o, int64_t i1) {
@@ -272,40 +323,48 @@ void forward(const AttentionTensors& t, const AttentionOptions& o) {
   int64_t sq = t.q.strides()[1], sk = t.k.strides()[1], sv = t.v.strides()[1], so = d.H * d.D;
   T* out = t.out.data<T>();
   T* lse = t.lse.defined() ? t.lse.data<T>() : nullptr;
-  const int64_t blocks = (d.Tq + kRowBlock - 1) / kRowBlock;
-  // Whole heads per task when there are enough heads to share out (a head's K^T and V are then
-  // packed once for all its blocks); single blocks otherwise (one long window, few heads).
-  const int64_t chunk = d.B * d.H >= 4 * omp_get_max_threads() ? blocks : 1;
+  // Whole heads per thread when there are enough heads to share out (a head's K^T and V are
+  // then packed once for all its blocks), by HeadRanges. Until 2026-12-05 heads were handed out
+  // one at a time in order (dynamic), so both threads wrote every row; bench_train_step,
+  // canonical step, 2 threads of a Zen 5 EPYC: bench/RESULTS.md. Few heads (one long window):
+  // single row blocks, claimed one at a time, since a causal block's cost grows with its row.
+  const bool whole_heads = d.B * d.H >= 4 * omp_get_max_threads();
+  HeadRanges heads(d.B * d.H, omp_get_max_threads());
 #pragma omp parallel
   {
     T* S = scratch<T>(0, kRowBlock * d.Tk);  // one block's scores, then probabilities (R, J)
     HeadOperand<T> kt(0), vb(1);             // K^T (D,Tk) and V (Tk,D) of the head last packed
     int64_t packed = -1;
-#pragma omp for collapse(2) schedule(dynamic, chunk)
-    for (int64_t bh = 0; bh < d.B * d.H; ++bh)
-      for (int64_t i0 = 0; i0 < d.Tq; i0 += kRowBlock) {
-        int64_t b = bh / d.H, h = bh % d.H, i1 = std::min(d.Tq, i0 + kRowBlock);
-        const int64_t J = block_keys(d, o, i1);
-        T* O = out + b * d.Tq * so + h * d.D;
-        if (J <= 0) continue;
-        const T *Q = head_ptr<T>(t.q, b, h), *K = head_ptr<T>(t.k, b, h),
-                *V = head_ptr<T>(t.v, b, h);
-        if (packed != bh) {
-          prefetch_rows(Q, sq, i0, i1, d.D);  // arrives while K^T is packed
-          kt.set(K, sk, true, d.D, d.Tk), vb.set(V, sv, false, d.Tk, d.D);
-          packed = bh;
-        }
-        prefetch_rows(Q, sq, i1, std::min(d.Tq, i1 + kRowBlock), d.D);  // the next block's
-        const int64_t row0 = o.q_pos0 + i0;
-        if (o.row_freqs.defined())
-          rotary_scores<T>(Q, sq, K, sk, o, d, i0, i1, J, S, J);
-        else
-          head_gemm<T>(false, i1 - i0, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, kt, T(0),
-                       S, J, causal_band(o, CausalBand::cols, row0));
-        scores_to_probs<T>(S, J, i0, i1, J, h, d, o, lse ? lse + bh * d.Tq : nullptr);
-        head_gemm<T>(false, i1 - i0, d.D, J, T(1), S, J, vb, T(0), O + i0 * so, so,
-                     causal_band(o, CausalBand::k_upto, row0));
+    auto block = [&](int64_t bh, int64_t i0) {
+      int64_t b = bh / d.H, h = bh % d.H, i1 = std::min(d.Tq, i0 + kRowBlock);
+      const int64_t J = block_keys(d, o, i1);
+      T* O = out + b * d.Tq * so + h * d.D;
+      if (J <= 0) return;
+      const T *Q = head_ptr<T>(t.q, b, h), *K = head_ptr<T>(t.k, b, h), *V = head_ptr<T>(t.v, b, h);
+      if (packed != bh) {
+        prefetch_rows(Q, sq, i0, i1, d.D);  // arrives while K^T is packed
+        kt.set(K, sk, true, d.D, d.Tk), vb.set(V, sv, false, d.Tk, d.D);
+        packed = bh;
       }
+      prefetch_rows(Q, sq, i1, std::min(d.Tq, i1 + kRowBlock), d.D);  // the next block's
+      const int64_t row0 = o.q_pos0 + i0;
+      if (o.row_freqs.defined())
+        rotary_scores<T>(Q, sq, K, sk, o, d, i0, i1, J, S, J);
+      else
+        head_gemm<T>(false, i1 - i0, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, kt, T(0), S,
+                     J, causal_band(o, CausalBand::cols, row0));
+      scores_to_probs<T>(S, J, i0, i1, J, h, d, o, lse ? lse + bh * d.Tq : nullptr);
+      head_gemm<T>(false, i1 - i0, d.D, J, T(1), S, J, vb, T(0), O + i0 * so, so,
+                   causal_band(o, CausalBand::k_upto, row0));
+    };
+    if (whole_heads && heads.ok()) {
+      for (int64_t bh; (bh = heads.next(omp_get_thread_num())) >= 0;)
+        for (int64_t i0 = 0; i0 < d.Tq; i0 += kRowBlock) block(bh, i0);
+    } else {
+#pragma omp for collapse(2) schedule(dynamic, 1)
+      for (int64_t bh = 0; bh < d.B * d.H; ++bh)
+        for (int64_t i0 = 0; i0 < d.Tq; i0 += kRowBlock) block(bh, i0);
+    }
   }
 }
 
@@ -437,13 +496,20 @@ void backward(const AttentionTensors& t, const Tensor& dout, const AttentionOpti
   // dbias per (b,h) first, summed over b after: every thread writes its own rows, and the sum
   // runs in one order (the same bits on every run)
   std::vector<T> dbias_bh(g.dbias.defined() ? d.B * d.H * W : 0, T(0));
+  HeadRanges heads(d.B * d.H, omp_get_max_threads());
 #pragma omp parallel
   {
     T *Pb = scratch<T>(0, kRowBlock * d.Tk), *dS = scratch<T>(1, kRowBlock * d.Tk);
-#pragma omp for schedule(dynamic)
-    for (int64_t bh = 0; bh < d.B * d.H; ++bh)
+    auto one = [&](int64_t bh) {
       backward_head<T>(t, dout.data<T>(), g, o, d, bh, Pb, dS,
                        dbias_bh.empty() ? nullptr : dbias_bh.data() + bh * W);
+    };
+    if (heads.ok()) {  // contiguous ranges first, as in forward (one at a time until 2026-12-05)
+      for (int64_t bh; (bh = heads.next(omp_get_thread_num())) >= 0;) one(bh);
+    } else {
+#pragma omp for schedule(dynamic)
+      for (int64_t bh = 0; bh < d.B * d.H; ++bh) one(bh);
+    }
   }
   if (!g.dbias.defined()) return;
   T* db = g.dbias.data<T>();

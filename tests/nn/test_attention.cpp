@@ -1,6 +1,7 @@
 // The fused attention op against the same attention composed from primitive ops (outputs and
 // every gradient, the bias table's included), over several row blocks and decoding offsets;
 // and the schemes' terms reaching it. Its finite-difference checks: gradcheck_nn.cpp.
+#include <omp.h>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
@@ -87,6 +88,57 @@ TEST_CASE("attention_packed gives attention's bits on the three blocks of qkv, g
       CHECK(dqkv == qkv.grad().to_vector());
       CHECK(dtable == table.grad().to_vector());
     }
+}
+
+TEST_CASE("attention shares its heads out whole: the same bits on 1, 2, 3 and 7 threads", "[nn]") {
+  // 30 heads (B 6 x H 5), at least 4 per thread for every team here, so each thread first takes
+  // its own range of heads and then the others' leftovers (HeadRanges): a head computed twice
+  // or not at all would change the output or the gradients. T = 60: two row blocks.
+  for (DType dt : {DType::f32, DType::f64}) {
+    INFO("dtype " << dtype_name(dt));
+    const int64_t B = 6, T = 60, H = 5, D = 8;
+    Generator g(71);
+    Tensor q = Tensor::randn({B, T, H, D}, g, 1, dt), k = Tensor::randn({B, T, H, D}, g, 1, dt),
+           v = Tensor::randn({B, T, H, D}, g, 1, dt),
+           table = Tensor::randn({H, 2 * T - 1}, g, 1, dt),
+           w = Tensor::randn({B, T, H, D}, g, 1, dt);
+    for (Tensor* x : {&q, &k, &v, &table}) x->set_requires_grad(true);
+    AttentionOptions o;
+    o.causal = true;
+    o.rel_bias = table;
+    auto run = [&](int threads) {
+      const int before = omp_get_max_threads();
+      omp_set_num_threads(threads);
+      zero_grad({q, k, v, table});
+      Tensor out = attention(q, k, v, o);
+      backward(sum(mul(out, w)));
+      std::vector<std::vector<double>> r{out.to_vector()};
+      for (const Tensor& x : {q, k, v, table}) r.push_back(x.grad().to_vector());
+      omp_set_num_threads(before);
+      return r;
+    };
+    const auto one = run(1);
+    for (int threads : {2, 3, 7}) {
+      INFO("threads " << threads);
+      CHECK(run(threads) == one);
+    }
+    // and one thread's answer is attention's: the composed reference, within rounding
+    zero_grad({q, k, v, table});
+    Tensor r = attention_reference(q, k, v, o);
+    backward(sum(mul(r, w)));
+    const double tol = dt == DType::f32 ? 1e-4 : 1e-12;
+    auto close = [&](const std::vector<double>& a, const Tensor& b) {
+      auto y = b.to_vector();
+      double worst = 0;
+      for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - y[i]));
+      return worst;
+    };
+    CHECK(close(one[0], r) <= tol);
+    CHECK(close(one[1], q.grad()) <= tol);
+    CHECK(close(one[2], k.grad()) <= tol);
+    CHECK(close(one[3], v.grad()) <= tol);
+    CHECK(close(one[4], table.grad()) <= tol);
+  }
 }
 
 TEST_CASE("attention_packed names a qkv it cannot split", "[nn][errors]") {
