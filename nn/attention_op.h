@@ -36,6 +36,15 @@ struct AttentionOptions {
   //   S[b,h,i,j] = scale * sum_p (q_2p, q_2p+1) . R((j - P_i) w[i,p]) (k_2p, k_2p+1)
   // Evaluation only: with row_freqs the op refuses inputs that require grad.
   Tensor row_freqs;
+  // Evaluation-time interventions (docs/evaluation.md), both off by default:
+  // window > 0: key j is visible to query row i only if |P_i - j| < window, on top of the
+  //   causal mask (a sliding attention window; no distance >= window is ever seen).
+  // log_scale_len = T0 > 0: row i's scores, bias included, are multiplied by
+  //   lambda_i = max(1, ln(n_i) / ln(T0)) before the mask and the softmax, n_i = the number of
+  //   keys row i may attend to after the masks (causal, no window: P_i + 1). Rows that see at
+  //   most T0 keys are unchanged ("log-n" scaling, Chiang & Cholak 2022).
+  int64_t window = 0;
+  int64_t log_scale_len = 0;
 };
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt);
