@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# log_summary.sh LOG [FLOP_PER_STEP=26.1] [PEAK_GFLOPS]: the training and evaluation tables of
+# log_summary.sh LOG [FLOP_PER_STEP=23.94] [PEAK_GFLOPS]: the training and evaluation tables of
 # scripts/bench.sh, rebuilt from what it printed (its output, or gpu_check.log), for a run cut
-# short after its rounds but before its summary. Per program and scheme the median over the
+# short after its rounds but before its summary, and the rows of docs/performance.md's table
+# (bench/page_table.awk). FLOP_PER_STEP: the GFLOP a canonical step executes with the kernel
+# that ran (bench/step_gflop.sh: 23.94 AVX-512, 23.63 AVX2). Per program and scheme the median over the
 # rounds and the range, by bench.sh's own rule (bench/medians.awk: for an even count, a round
 # cut short, the mean of the middle two); the baseline is the fastest PyTorch setting's median.
 # A figure the log has from fewer rounds than the others says so; the `rounds` column counts
 # poslab's.
 set -euo pipefail
 log=${1:?usage: log_summary.sh LOG [FLOP_PER_STEP] [PEAK_GFLOPS]}
-flop=${2:-26.1}
+flop=${2:-23.94}
 peak=${3:-0}
 here=$(cd "$(dirname "$0")" && pwd)
 [ -r "$log" ] || { echo "log_summary.sh: cannot read $log" >&2; exit 2; }
@@ -56,3 +58,7 @@ awk -v flop="$flop" -v peak="$peak" -v dir="$tmp" '
     print "" }
   END { table("train", "training step, tokens/s"); table("eval", "one window of 4096, tokens/s") }
 ' "$tmp/schemes" "$tmp/progs" "$tmp/train.sum" "$tmp/eval.sum"
+echo "For docs/performance.md:"
+echo
+awk -v schemes="$(paste -sd ' ' "$tmp/schemes")" -v flop="$flop" -v peak="$peak" \
+  -f "$here/page_table.awk" "$tmp/train.sum"

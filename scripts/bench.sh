@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: poslab against PyTorch eager as users run both, and each benchmark in bench/.
 #
-# The protocol (bench/RESULTS.md, "Method"):
+# The protocol (docs/performance.md, "How it is measured"):
 # - Both programs start from a clean environment (PATH, HOME, LANG only): none of our settings
 #   (the Makefile's OMP_WAIT_POLICY, OPENBLAS_*, POSLAB_*) reach either, and both get the same
 #   thread count (THREADS, default all cores). PyTorch runs three times per round: with its
@@ -22,8 +22,9 @@
 #   programs run (from /proc/stat; the load average would count the benchmark's own last
 #   program for a minute after it), with a warning when that says the machine was not idle
 #   (> 0.3 cores).
-# - The machine's FP32 FMA peak (bench_fma_peak, all threads) and each step's GFLOP/s
-#   (26.1 GFLOP per canonical step) give the share of peak.
+# - The machine's FP32 FMA peak (bench_fma_peak, all threads) and each step's GFLOP/s give the
+#   share of peak: the GFLOP a canonical step executes with the kernel of that peak's width
+#   (bench/step_gflop.sh; the derivation is on docs/performance.md).
 # - BENCH_ISA=avx2 on an AVX-512 machine emulates an AVX2 one for both programs: ours built
 #   for AVX2 (`BENCH_ISA=avx2 make bench` builds build/avx2 with -march=x86-64-v3) and run with
 #   POSLAB_ISA=avx2, PyTorch with its own switch ATEN_CPU_CAPABILITY=avx2 and OpenBLAS's
@@ -31,8 +32,10 @@
 #   summary says it was emulated, and with which build.
 #   PyTorch's oneMKL and oneDNN (the pip wheels' libraries) get their own caps too,
 #   MKL_ENABLE_INSTRUCTIONS=AVX2 and ONEDNN_MAX_CPU_ISA=AVX2.
-# The summary tables (markdown, ready for bench/RESULTS.md) go to BENCH_OUT (default
-# <build>/bench/RESULTS-latest.md); everything else is printed as it runs.
+# The summary tables go to BENCH_OUT (default <build>/bench/RESULTS-latest.md); everything else
+# is printed as it runs. The summary ends with the training table in the columns of
+# docs/performance.md (bench/page_table.awk), a row per scheme to paste there; the rest of it
+# goes to the archive, docs/performance/archive.md.
 # On a machine without our Debian packages (scripts/gpu_check.sh cpu runs this from its bundle):
 # PYTHON is the interpreter with PyTorch (default /usr/bin/python3), OURS_LIBS a library folder
 # for our programs only (LD_LIBRARY_PATH), TCMALLOC the libtcmalloc_minimal.so.4 to preload,
@@ -56,7 +59,6 @@ avx2) ours_isa=(POSLAB_ISA=avx2) torch_isa=(ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CO
   matmul_isa=(POSLAB_ISA=avx2 OPENBLAS_CORETYPE=Haswell) ;;
 *) echo "bench.sh: BENCH_ISA=$isa; valid: native|avx2" >&2 && exit 2 ;;
 esac
-flop_per_step=26.1 # GFLOP, canonical config (d=128, 4 layers, 4 heads, T=256, batch 16)
 mkdir -p "$(dirname "$out")"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -82,8 +84,12 @@ section() { echo "== $1  $(tag "${2:-}")"; }
 section "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $threads threads, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} in this shell (not passed on)"
 section "FP32 FMA peak: 12 register-only FMA chains per thread"
 ours "$build/bench/bench_fma_peak" | tee "$tmp/peak"
-# the widest ISA's peak, or AVX2's when emulating an AVX2 machine
-peak=$(awk -v i="$isa" '$1 == "fma_peak" && (i == "native" || $2 == i) {p = $4} END {print p + 0}' "$tmp/peak")
+# the widest ISA's peak, or AVX2's when emulating an AVX2 machine: "isa GFLOP/s"
+read -r peak_isa peak < <(awk -v i="$isa" '$1 == "fma_peak" && (i == "native" || $2 == i) {k = $2; p = $4}
+  END {print (k == "" ? "none" : k), p + 0}' "$tmp/peak")
+# shellcheck source=bench/step_gflop.sh
+source "$(dirname "$0")/../bench/step_gflop.sh"
+flop_per_step=$(step_gflop "$peak_isa") # GFLOP a canonical step executes with that kernel
 
 have_torch=0
 if "$python" -c "import torch" 2>/dev/null; then have_torch=1; fi
@@ -169,8 +175,35 @@ summary() { awk -f "$(dirname "$0")/../bench/medians.awk" "$1"; } # -> "program 
 summary "$tmp/train" >"$tmp/train.sum"
 summary "$tmp/eval" >"$tmp/eval.sum"
 get() { awk -v p="$2" -v s="$3" -v f="$4" '$1 == p && $2 == s {print $f}' "$1"; }
+# The table of docs/performance.md for this machine: what was measured, then a row per scheme.
+commit=${BENCH_COMMIT:-$(git -C "$(dirname "$0")/.." rev-parse --short HEAD 2>/dev/null || echo unknown)}
+[ "$commit" = unknown ] || [ -n "${BENCH_COMMIT:-}" ] ||
+  git -C "$(dirname "$0")/.." diff --quiet HEAD -- 2>/dev/null || commit+=" with local changes"
+# how our programs were compiled: BUILD_FLAGS, or the build's CMakeCache
+build_flags() {
+  local f
+  f=${BUILD_FLAGS:-$(sed -n 's/^CMAKE_CXX_FLAGS:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null)}
+  [ -n "$f" ] || ! grep -q '^POSLAB_NATIVE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null || f=-march=native
+  echo "${f:-unknown flags}"
+}
+torch_version=$([ $have_torch -eq 0 ] || "$python" -c "import torch; print(torch.__version__)" 2>/dev/null || true)
 {
-  echo "Machine: $cpu, $(nproc) cores, $threads threads; FP32 FMA peak $peak GFLOP/s"
+  echo "### $cpu, $threads threads"
+  echo
+  echo "| | |"
+  echo "|---|---|"
+  echo "| CPU | $cpu, $(nproc) cores |"
+  echo "| threads | $threads, both programs |"
+  if [ "$isa" = native ]; then echo "| poslab | $commit, $(build_flags) build, the $peak_isa kernel |"
+  else echo "| poslab | $commit, emulated $isa machine: $(build_flags) build, ${ours_isa[*]} |"; fi
+  echo "| PyTorch | ${torch_version:-none} eager, settings run: ${torch_settings:-none}${torch_isa[*]:+; ${torch_isa[*]}} |"
+  echo "| peak | $peak GFLOP/s FP32 FMA ($peak_isa, $threads threads, bench_fma_peak); $flop_per_step GFLOP a step |"
+  echo "| measured | $(date -u '+%Y-%m-%d %H:%M UTC'), $rounds rounds of $steps steps, highest load $(awk '$1 != "" && $6 > m {m = $6} END {printf "%.2f", m}' "$tmp/train.sum") |"
+  echo
+  awk -v schemes="$schemes" -v flop="$flop_per_step" -v peak="$peak" -f "$(dirname "$0")/../bench/page_table.awk" "$tmp/train.sum"
+} >"$tmp/page"
+{
+  echo "Machine: $cpu, $(nproc) cores, $threads threads; FP32 FMA peak $peak GFLOP/s ($peak_isa); $flop_per_step GFLOP a step"
   [ "$isa" != native ] || [ -z "${BUILD_FLAGS:-}" ] || echo "poslab's build: $BUILD_FLAGS."
   [ "$isa" = native ] || echo "Emulated $isa machine: poslab built in $build (${BUILD_FLAGS:-$(sed -n 's/^CMAKE_CXX_FLAGS:STRING=//p' "$build/CMakeCache.txt")}) with ${ours_isa[*]}, PyTorch ${torch_isa[*]}."
   echo "($(date -u '+%Y-%m-%d %H:%M UTC'), $rounds rounds, medians of $steps steps; load = the"
@@ -220,6 +253,10 @@ get() { awk -v p="$2" -v s="$3" -v f="$4" '$1 == p && $2 == s {print $f}' "$1"; 
     END { for (i = 1; i <= n; i++) { p = o[i]
       printf "| %s | %.1f | %.1f | %.1f | %.0f%% | %d | %.0f |\n", (p == "ours" ? "poslab" : p), w[p], u[p], s[p],
         (u[p] + s[p] > 0 ? 100 * s[p] / (u[p] + s[p]) : 0), f[p], (w[p] > 0 ? f[p] / w[p] : 0) } }' "$tmp/res"
+  echo
+  echo "For docs/performance.md:"
+  echo
+  cat "$tmp/page"
 } >"$out.tmp"
 # the comparison is kept even if what follows is cut short (copied whole, then renamed)
 cp "$out.tmp" "$out.part" && mv "$out.part" "$out"
@@ -235,6 +272,8 @@ if [ "$parts" = compare ]; then
   mv "$out.tmp" "$out"
   echo "== summary (also in $out)"
   cat "$out"
+  echo "== the table for docs/performance.md"
+  cat "$tmp/page"
   exit 0
 fi
 # The kernels one at a time (not compared with PyTorch): development figures.
@@ -268,8 +307,9 @@ ours "$build/bench/bench_ops" | tee "$tmp/ops"
         (t > 0 ? sprintf("(%.2fx the fastest PyTorch median). ", f / t) : ""), s, s - p - a, 100 * (s - p - a) / s
       printf "everything else: the element-wise ops, layer norms, the optimizer, threads waiting, and\n"
       printf "the products and attention running slower inside a step than alone (colder caches).\n"
-      # perf profiles of the step (bench/RESULTS.md, 2026-12-02) put 17% (AVX2) to 30% (AVX-512)
-      # of it outside the products and attention; much less left over means the two ran slow
+      # perf profiles of the step (docs/performance/archive.md, "Where the emulated AVX2 step
+      # goes") bound the share outside the products and attention from below; much less left
+      # over means the two ran slow
       if (s - p - a < 0.1 * s)
         printf "That is under 10%%, below the 17-30%% that perf profiles of the step show: the two ran\nslower alone than in the step, and this floor is set too high.\n"
     }' "$tmp/matmul" "$tmp/ops"
@@ -284,3 +324,5 @@ env "${ours_isa[@]}" bench/study_schedule.sh "$build" | tee "$tmp/schedule"
 mv "$out.tmp" "$out"
 echo "== summary (also in $out)"
 cat "$out"
+echo "== the table for docs/performance.md"
+cat "$tmp/page"
