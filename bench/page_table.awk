@@ -12,6 +12,12 @@
 # over its slowest, so it holds every pairing of the rounds.
 { med[$1, $2] = $3; lo[$1, $2] = $4; hi[$1, $2] = $5; progs[$1] }
 function range(p, s) { return sprintf("%s (%s-%s)", med[p, s], lo[p, s], hi[p, s]) }
+# bench.sh's names of PyTorch's settings, as the page writes them
+function setting(p) {
+  if (p == "torch-default") return "default"
+  if (p == "torch-blas1") return "OPENBLAS_NUM_THREADS=1"
+  return p == "torch-tcmalloc" ? "tcmalloc" : p
+}
 END {
   print "| scheme | poslab tokens/s | PyTorch tokens/s, fastest setting | ratio (range) | share of peak |"
   print "|---|---|---|---|---|"
@@ -24,7 +30,7 @@ END {
       if (p != "ours" && ((p, s) in med) && (best == "" || med[p, s] + 0 > med[best, s] + 0)) best = p
     g = med["ours", s] / 4096 * flop  # GFLOP/s: a canonical step is 4096 tokens
     printf "| %s | %s | %s | %s | %s |\n", s, range("ours", s),
-      (best == "" ? "-" : range(best, s) ", " best),
+      (best == "" ? "-" : range(best, s) ", " setting(best)),
       (best == "" ? "-" : sprintf("%.2fx (%.2f-%.2fx)", med["ours", s] / med[best, s],
         lo["ours", s] / hi[best, s], hi["ours", s] / lo[best, s])),
       (peak > 0 ? sprintf("%.0f%%", 100 * g / peak) : "-")

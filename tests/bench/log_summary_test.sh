@@ -32,5 +32,5 @@ echo "$out"
 want() { grep -qF -- "$1" <<<"$out" || { echo "log_summary_test: expected a line with: $1" >&2; exit 1; }; }
 want "| rope | 30000 (20000-40000) | 12000 (10000-14000) | 14000 (13000-15000, 2 rounds) | 2.14x | 3 | 175.3 | 58% |"
 want "| rope | 7000 (6000-8000) | 2000 (1000-3000) | 3400 (3300-3500, 2 rounds) | 2.06x | 3 |"
-want "| rope | 30000 (20000-40000) | 14000 (13000-15000), torch-tcmalloc | 2.14x (1.33-3.08x) | 58% |"
+want "| rope | 30000 (20000-40000) | 14000 (13000-15000), tcmalloc | 2.14x (1.33-3.08x) | 58% |"
 echo "log_summary_test: ok"
