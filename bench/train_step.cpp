@@ -5,9 +5,10 @@
 // `issue s` column is the median time the host took to issue forward and backward (their
 // launches return before the GPU has run them; clipping then waits for the GPU): when it is
 // close to s/step, the host's launches, not the GPU's work, set the pace.
-// On the CPU the last column is the step's GFLOP/s, from the 26.1 GFLOP a step of the canonical
-// config takes (forward, backward with attention's recomputation; linear in the batch); `make
-// bench` divides it by the machine's measured FMA peak (bench_fma_peak).
+// On the CPU the last column is the step's GFLOP/s, from the multiply-adds a step of the
+// canonical config executes (step_gflop: forward, backward with attention's scores rebuilt, the
+// causal half of attention only; linear in the batch); `make bench` divides it by the
+// machine's measured FMA peak (bench_fma_peak).
 // Usage: bench_train_step [steps=6] [batch=16] [device=cpu|cuda] [schemes=all]
 // schemes: one, or several comma-separated, timed in that order (`make bench` starts each round
 // at another scheme, so that none is always the process's first); all: pe_names()' order.
@@ -20,11 +21,23 @@
 #include "bench/bench_util.h"
 #include "nn/gpt.h"
 #include "tensor/device.h"
+#include "tensor/sgemm.h"
 #include "train/optimizer.h"
 
 using namespace poslab;
 
 namespace {
+
+// GFLOP (2 x multiply-adds) of one canonical step at batch 16, as the sgemm kernel in use runs
+// it: the Linear layers' products in full, attention's 7 products per head over the causal
+// triangle plus the masked register tiles the kernel cannot skip (a wider tile skips less);
+// OpenBLAS (no kernel of ours) computes attention's row blocks whole. Derived on
+// docs/performance.md ("The FLOP count"); bench/step_gflop.sh holds the same figures.
+double step_gflop() {
+  const kernel::SgemmKernel* k = kernel::sgemm_kernel();
+  if (k == nullptr) return 24.09;
+  return k->mr == 12 ? 23.94 : 23.63;  // AVX-512 12 x 32, AVX2 6 x 16
+}
 
 // "all", or comma-separated scheme names (parse_pe: an unknown one is an error naming the valid).
 std::vector<std::string> scheme_order(const std::string& list) {
@@ -45,7 +58,7 @@ int main(int argc, char** argv) {
   int64_t B = argc > 2 ? std::atoll(argv[2]) : 16, T = 256, V = 105;
   Device device = parse_device(argc > 3 ? argv[3] : "cpu", "device");
   require_device(device, "bench_train_step");
-  const double flop = 26.1e9 * static_cast<double>(B) / 16;  // one step, canonical config
+  const double flop = step_gflop() * 1e9 * static_cast<double>(B) / 16;  // one step
   std::vector<std::string> order;
   try {
     order = scheme_order(argc > 4 ? argv[4] : "all");
