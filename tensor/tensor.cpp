@@ -472,8 +472,9 @@ Tensor Tensor::squeeze(int64_t d) const {
 void cuda_copy(void* dst, const void* src, size_t bytes, Device dst_dev, Device src_dev);
 
 void Tensor::copy_(const Tensor& src) const {
-  check_same("copy_", *this, src.device() == device_ ? src : src.to(device_));
-  if (src.device() != device_) return copy_(src.to(device_));
+  // A source on the other device crosses once, then this device's copy below runs.
+  if (src.defined() && src.device() != device_) return copy_(src.to(device_));
+  check_same("copy_", *this, src);
   if (src.dim() > dim())
     fail("copy_: cannot copy shape ", shape_str(src.shape()), " into ", shape_str(shape_));
   broadcast_shapes("copy_", shape_, src.shape());
