@@ -45,6 +45,26 @@ void softmax_rows(const T* x, T* y, int64_t rows, int64_t n, bool log_space) {
   }
 }
 
+// The backward of softmax_rows, per row, from the saved output y (log_space: y = log p):
+//   softmax:     dx_j = y_j (dy_j - sum_k dy_k y_k)      (the Jacobian diag(y) - y y^T)
+//   log_softmax: dx_j = dy_j - exp(y_j) sum_k dy_k       (the Jacobian I - 1 p^T, p = exp(y))
+// The row's sum is accumulated in double, then rounded once to T.
+template <class T>
+void softmax_rows_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t n,
+                           bool log_space) {
+#pragma omp parallel for if (rows * n > kParallelGrain)
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *yr = y + r * n, *dyr = dy + r * n;
+    T* dxr = dx + r * n;
+    double acc = 0;
+    for (int64_t j = 0; j < n; ++j)
+      acc += log_space ? static_cast<double>(dyr[j]) : static_cast<double>(dyr[j]) * yr[j];
+    T s = static_cast<T>(acc);
+    for (int64_t j = 0; j < n; ++j)
+      dxr[j] = log_space ? dyr[j] - std::exp(yr[j]) * s : yr[j] * (dyr[j] - s);
+  }
+}
+
 Tensor rowwise(const char* op, const Tensor& x, bool log_space) {
   check_rows(op, x);
   if (x.device() == Device::cuda) return log_space ? cuda::log_softmax(x) : cuda::softmax(x);
@@ -59,6 +79,19 @@ Tensor rowwise(const char* op, const Tensor& x, bool log_space) {
   return y;
 }
 
+Tensor rowwise_backward(const Tensor& y, const Tensor& dy, bool log_space) {
+  if (y.device() == Device::cuda)
+    return log_space ? cuda::log_softmax_backward(y, dy) : cuda::softmax_backward(y, dy);
+  Tensor yc = y.contiguous(), dyc = dy.contiguous();
+  Tensor dx = Tensor::empty(y.shape(), y.dtype());
+  int64_t n = y.size(-1), rows = n ? y.numel() / n : 0;
+  dispatch(y.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    softmax_rows_backward<T>(yc.data<T>(), dyc.data<T>(), dx.data<T>(), rows, n, log_space);
+  });
+  return dx;
+}
+
 }  // namespace
 
 Tensor softmax(const Tensor& x) {
@@ -68,46 +101,11 @@ Tensor log_softmax(const Tensor& x) {
   return rowwise("log_softmax", x, true);
 }
 
-// softmax:     dx_j = y_j (dy_j - sum_k dy_k y_k)
-// log_softmax: dx_j = dy_j - exp(y_j) sum_k dy_k
 Tensor softmax_backward(const Tensor& y, const Tensor& dy) {
-  if (y.device() == Device::cuda) return cuda::softmax_backward(y, dy);
-  Tensor yc = y.contiguous(), dyc = dy.contiguous();
-  Tensor dx = Tensor::empty(y.shape(), y.dtype());
-  int64_t n = y.size(-1), rows = n ? y.numel() / n : 0;
-  dispatch(y.dtype(), [&](auto zero) {
-    using T = decltype(zero);
-    const T *py = yc.data<T>(), *pd = dyc.data<T>();
-    T* px = dx.data<T>();
-#pragma omp parallel for if (y.numel() > kParallelGrain)
-    for (int64_t r = 0; r < rows; ++r) {
-      double dot = 0;
-      for (int64_t j = 0; j < n; ++j) dot += static_cast<double>(pd[r * n + j]) * py[r * n + j];
-      for (int64_t j = 0; j < n; ++j)
-        px[r * n + j] = py[r * n + j] * (pd[r * n + j] - static_cast<T>(dot));
-    }
-  });
-  return dx;
+  return rowwise_backward(y, dy, false);
 }
-
 Tensor log_softmax_backward(const Tensor& y, const Tensor& dy) {
-  if (y.device() == Device::cuda) return cuda::log_softmax_backward(y, dy);
-  Tensor yc = y.contiguous(), dyc = dy.contiguous();
-  Tensor dx = Tensor::empty(y.shape(), y.dtype());
-  int64_t n = y.size(-1), rows = n ? y.numel() / n : 0;
-  dispatch(y.dtype(), [&](auto zero) {
-    using T = decltype(zero);
-    const T *py = yc.data<T>(), *pd = dyc.data<T>();
-    T* px = dx.data<T>();
-#pragma omp parallel for if (y.numel() > kParallelGrain)
-    for (int64_t r = 0; r < rows; ++r) {
-      double s = 0;
-      for (int64_t j = 0; j < n; ++j) s += pd[r * n + j];
-      for (int64_t j = 0; j < n; ++j)
-        px[r * n + j] = pd[r * n + j] - std::exp(py[r * n + j]) * static_cast<T>(s);
-    }
-  });
-  return dx;
+  return rowwise_backward(y, dy, true);
 }
 
 // loss = (1/N') sum_n [ log sum_v exp(z_nv) - z_n,t_n ]     (log-sum-exp with the max trick)
