@@ -114,7 +114,7 @@ TrainOptions train_options(const Args& a) {
   positional_options(a, o.model);
   o.model.causal = a.boolean("causal", true);
   o.model.embedding = parse_embedding(a.choice("embedding", "gpt2", embedding_names()));
-  o.objective = a.choice("objective", "lm", {"lm", "mlm", "answer"});
+  o.objective = parse_objective(a.choice("objective", "lm", objective_names()));
   o.eval_every = a.integer("eval-every", -1, 1, 100000000);
   o.stop_after = a.integer("stop-after", 0, 1, 100000000);
   o.resume = a.boolean("resume", false);

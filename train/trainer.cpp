@@ -79,12 +79,28 @@ int64_t load_state(const std::string& path, AdamW& opt, Generator& gen) {
 
 }  // namespace
 
+const std::vector<std::string>& objective_names() {
+  static const std::vector<std::string> names{"lm", "mlm", "answer"};  // Objective's order
+  return names;
+}
+
+Objective parse_objective(const std::string& name) {
+  const std::vector<std::string>& names = objective_names();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return static_cast<Objective>(i);
+  fail("--objective: expected one of lm|mlm|answer, but got '", name, "'");
+}
+
+const char* objective_name(Objective objective) {
+  return objective_names()[static_cast<int>(objective)].c_str();
+}
+
 Batch sample_batch(const std::vector<uint16_t>& tokens, int64_t B, int64_t T, Generator& gen,
-                   const std::string& objective, double mask_frac, int32_t mask_id) {
+                   Objective objective, double mask_frac, int32_t mask_id) {
   int64_t n = static_cast<int64_t>(tokens.size());
   if (n < T + 1) fail("train: the split holds ", n, " tokens, fewer than --ctx + 1 = ", T + 1);
   Batch b{{std::vector<int32_t>(B * T), {B, T}}, {std::vector<int32_t>(B * T), {B, T}}};
-  bool mlm = objective == "mlm";
+  bool mlm = objective == Objective::mlm;
   int64_t masked = 0;
   for (int64_t i = 0; i < B; ++i) {
     int64_t o = static_cast<int64_t>(gen.next_u64() % static_cast<uint64_t>(n - T));
@@ -139,13 +155,11 @@ void validate(const TrainOptions& o) {
     fail("--ctx: expected a positive context length, but got ", o.model.block_size);
   if (!(o.adam.lr > 0) || !std::isfinite(o.adam.lr))
     fail("--lr: expected a positive learning rate, but got ", o.adam.lr);
-  if (o.objective != "lm" && o.objective != "mlm" && o.objective != "answer")
-    fail("--objective: expected lm|mlm|answer, but got '", o.objective, "'");
-  if (o.objective == "answer" && !o.model.causal)
+  if (o.objective == Objective::answer && !o.model.causal)
     fail(
         "--causal false with --objective answer: without the mask every position sees the "
         "answer it is asked for; train task corpora causal");
-  if (o.objective == "lm" && !o.model.causal)
+  if (o.objective == Objective::lm && !o.model.causal)
     fail(
         "--causal false: next-token training without a mask is ill-posed (each position sees its "
         "target); use --objective mlm");
@@ -190,11 +204,11 @@ TrainData load_train_data(TrainOptions& o) {
   d.train = load_tokens(o.data + "/train.bin", vocab.size());
   d.val = load_tokens(o.data + "/val.bin", vocab.size());
   d.mask_id = static_cast<int32_t>(vocab.size());
-  if (o.objective == "answer") {
+  if (o.objective == Objective::answer) {
     d.train_marks = load_marks(o, "train", d.train.size());
     d.val_marks = load_marks(o, "val", d.val.size());
   }
-  o.model.vocab_size = static_cast<int64_t>(vocab.size()) + (o.objective == "mlm" ? 1 : 0);
+  o.model.vocab_size = static_cast<int64_t>(vocab.size()) + (o.objective == Objective::mlm ? 1 : 0);
   return d;
 }
 
@@ -288,7 +302,7 @@ void Trainer::checkpoint(int64_t step) {
 
 Batch Trainer::sample(bool val, Generator& gen) const {
   const std::vector<uint16_t>& tokens = val ? data_.val : data_.train;
-  if (o_.objective == "answer")
+  if (o_.objective == Objective::answer)
     return sample_answer_batch(tokens, val ? data_.val_marks : data_.train_marks, o_.batch,
                                o_.model.block_size, gen);
   return sample_batch(tokens, o_.batch, o_.model.block_size, gen, o_.objective, o_.mask_frac,

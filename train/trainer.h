@@ -26,6 +26,16 @@
 
 namespace poslab {
 
+// What the model learns to predict (--objective):
+//   lm      the next token
+//   mlm     masked-LM, the study's masked-LM ablation: the tokens replaced by the mask token
+//   answer  a task corpus with an answer mask (data/answer_mask.h): one example per window,
+//           the loss on its answer only
+enum class Objective { lm, mlm, answer };
+Objective parse_objective(const std::string& name);  // error lists the valid names
+const char* objective_name(Objective objective);
+const std::vector<std::string>& objective_names();  // "lm", "mlm", "answer"
+
 struct TrainOptions {
   std::string data;  // prepared corpus folder (docs/formats.md)
   std::string out;   // run directory
@@ -43,9 +53,7 @@ struct TrainOptions {
   bool force = false;
   int64_t stop_after = 0;           // >0: pause after this step (checkpoint, exit) — for tests
   std::vector<int64_t> keep_steps;  // after each of these steps: model_step<N>.safetensors
-  // lm (next token) | mlm (masked-LM, the study's masked-LM ablation) | answer (a task corpus
-  // with an answer mask, data/answer_mask.h: one example per window, loss on its answer only)
-  std::string objective = "lm";
+  Objective objective = Objective::lm;
   double mask_frac = 0.15;  // mlm: share of input tokens replaced by the mask token
   bool quiet = false;       // no progress output
 };
@@ -70,7 +78,7 @@ struct Batch {
 // mlm: a share of x replaced by mask_id (= vocab size); y = the original token there, -1
 // elsewhere (ignored by the loss).
 Batch sample_batch(const std::vector<uint16_t>& tokens, int64_t B, int64_t T, Generator& gen,
-                   const std::string& objective, double mask_frac, int32_t mask_id);
+                   Objective objective, double mask_frac, int32_t mask_id);
 // answer: B examples of a task corpus, each drawn uniformly from the E = T+1 token examples
 // of the split and read from its start (aligned): x[b] = example[0, T), y[b] = example[1, T+1)
 // where marks says answer (1), -1 elsewhere (ignored by the loss). One draw of gen per example.

@@ -61,7 +61,7 @@ TrainOptions answer_run(const test::TempDir& dir) {
   TrainOptions o;
   o.data = write_toy_task(dir);
   o.out = dir.file("run");
-  o.objective = "answer";
+  o.objective = Objective::answer;
   o.model.pe = PeKind::rope;
   o.model.n_embd = 16, o.model.n_layer = 1, o.model.n_head = 2, o.model.block_size = kE - 1;
   o.batch = 8, o.steps = 20, o.eval_every = 5, o.eval_batches = 2;
@@ -152,8 +152,8 @@ TEST_CASE("train --objective answer refuses a corpus without its mask, or the wr
   o = answer_run(dir2);
   o.model.causal = false;
   REQUIRE_THROWS_WITH(validate(o), Contains("--causal false with --objective answer"));
-  o.objective = "span";
-  REQUIRE_THROWS_WITH(validate(o), Contains("expected lm|mlm|answer, but got 'span'"));
+  REQUIRE_THROWS_WITH(parse_objective("span"),
+                      Contains("--objective: expected one of lm|mlm|answer, but got 'span'"));
 }
 
 TEST_CASE("answer training learns the answer; its val loss is the answer loss", "[train]") {

@@ -233,7 +233,7 @@ RunRow run_row(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
   row.run = r.name;
   row.pe = pe_name(r.train.model.pe);
   row.seed = static_cast<long>(r.train.seed);
-  row.objective = r.train.objective;
+  row.objective = objective_name(r.train.objective);
   row.corpus = r.corpus;
   row.embedding = embedding_name(r.train.model.embedding);
   row.steps = r.train.steps;

@@ -101,7 +101,7 @@ void masked_lm_runs(const StudyConfig& c, StudyPlan& p) {
     for (uint64_t seed : first_seeds(c.mlm_seeds)) {
       TrainOptions o = with_steps(base_options(c, "fortunes", pe, seed), c.mlm_steps());
       o.model.causal = false;
-      o.objective = "mlm";
+      o.objective = Objective::mlm;
       p.runs.push_back(run_spec(c, mlm_run_name(pe, seed), "fortunes", o));
       p.runs.back().mlm_check = true;
     }
@@ -194,7 +194,7 @@ void task_runs(const StudyConfig& c, StudyPlan& p) {
     for (const std::string& pe : p.pes)
       for (uint64_t seed : first_seeds(c.task_seeds)) {
         TrainOptions o = base_options(c, "task_" + t.name, pe, seed);
-        o.objective = "answer";
+        o.objective = Objective::answer;
         o.model.n_embd = z.d, o.model.n_layer = z.layers, o.model.n_head = z.heads;
         o.model.embedding = EmbeddingKind::scaled;
         o.model.block_size = t.train_len;

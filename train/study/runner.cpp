@@ -113,11 +113,11 @@ MlmRow mlm_check(const RunSpec& r, const GPT& model, const std::vector<uint16_t>
   double vl = 0;
   int nb = 4;
   for (int i = 0; i < nb; ++i) {
-    Batch b = sample_batch(val, 8, r.train.model.block_size, g, "mlm", 0.15, vocab_size);
+    Batch b = sample_batch(val, 8, r.train.model.block_size, g, Objective::mlm, 0.15, vocab_size);
     NoGrad ng;
     vl += model.loss(b.x, b.y).item() / nb;
   }
-  Batch b = sample_batch(val, 1, 64, g, "mlm", 0.15, vocab_size);
+  Batch b = sample_batch(val, 1, 64, g, Objective::mlm, 0.15, vocab_size);
   std::vector<int64_t> perm(64);
   for (int64_t i = 0; i < 64; ++i) perm[i] = (i * 37 + 11) % 64;  // a fixed permutation
   Ids shuffled = b.x;

@@ -25,7 +25,7 @@ static std::string tiny_zh_run(const test::TempDir& dir, PeKind pe, bool causal)
   o.data = dir.file("data");
   o.out = dir.file(std::string("run_") + pe_name(pe) + (causal ? "" : "_mlm"));
   o.model.pe = pe, o.model.causal = causal;
-  o.objective = causal ? "lm" : "mlm";
+  o.objective = causal ? Objective::lm : Objective::mlm;
   o.model.n_embd = 16, o.model.n_layer = 2, o.model.n_head = 2, o.model.block_size = 16;
   o.batch = 4, o.steps = 30, o.eval_every = 30, o.eval_batches = 1, o.quiet = true;
   o.adam.lr = 1e-2;

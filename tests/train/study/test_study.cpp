@@ -76,7 +76,7 @@ TEST_CASE("the study plan names each run once, part by part, with each part's se
   CHECK(p.run("rope_theta10_s2").train.model.rope_theta == 10);
   CHECK(p.run("rope_theta1e6_s1").train.model.rope_theta == 1e6);
   const RunSpec& mlm = p.run("mlm_none_s2");
-  CHECK((mlm.train.objective == "mlm" && !mlm.train.model.causal && mlm.mlm_check));
+  CHECK((mlm.train.objective == Objective::mlm && !mlm.train.model.causal && mlm.mlm_check));
   CHECK(mlm.train.keep_steps.empty());
   for (const EvalSpec& e : p.evals) CHECK(names.count(e.run) == 1);
   REQUIRE_THROWS_WITH(p.run("rope_s9"), Contains("unknown run 'rope_s9'; valid: none_s1, "));
@@ -102,7 +102,7 @@ TEST_CASE("RoPE scaling is evaluated on every main RoPE seed, nothing else is sc
     CHECK(scaled == expected);
     // every next-token run on fortunes or kjv is evaluated once without scaling
     for (const RunSpec& r : p.runs)
-      CHECK(unscaled[r.name] == (r.train.objective == "lm" && !r.task ? 1 : 0));
+      CHECK(unscaled[r.name] == (r.train.objective == Objective::lm && !r.task ? 1 : 0));
   }
 }
 

@@ -194,7 +194,7 @@ TEST_CASE("the plan's task runs: every scheme x task x task seed, tests past the
     const TaskSpec& t = *r.task;
     const std::string pe = pe_name(r.train.model.pe);
     REQUIRE(r.name == "task_" + t.name + "_" + pe + "_s" + std::to_string(r.train.seed));
-    REQUIRE(r.train.objective == "answer");
+    REQUIRE(r.train.objective == Objective::answer);
     REQUIRE(r.train.data == t.data);
     REQUIRE(r.train.model.block_size == t.train_len);
     REQUIRE(r.train.model.embedding == EmbeddingKind::scaled);
