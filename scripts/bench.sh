@@ -35,7 +35,7 @@
 # The summary tables go to BENCH_OUT (default <build>/bench/RESULTS-latest.md); everything else
 # is printed as it runs. The summary ends with the training table in the columns of
 # docs/performance.md (bench/page_table.awk), a row per scheme to paste there; the rest of it
-# goes to the archive, docs/performance/archive.md.
+# goes to the archive, bench/RESULTS.md.
 # On a machine without our Debian packages (scripts/gpu_check.sh cpu runs this from its bundle):
 # PYTHON is the interpreter with PyTorch (default /usr/bin/python3), OURS_LIBS a library folder
 # for our programs only (LD_LIBRARY_PATH), TCMALLOC the libtcmalloc_minimal.so.4 to preload,
@@ -307,7 +307,7 @@ ours "$build/bench/bench_ops" | tee "$tmp/ops"
         (t > 0 ? sprintf("(%.2fx the fastest PyTorch median). ", f / t) : ""), s, s - p - a, 100 * (s - p - a) / s
       printf "everything else: the element-wise ops, layer norms, the optimizer, threads waiting, and\n"
       printf "the products and attention running slower inside a step than alone (colder caches).\n"
-      # perf profiles of the step (docs/performance/archive.md, "Where the emulated AVX2 step
+      # perf profiles of the step (the archive, bench/RESULTS.md: "Where the emulated AVX2 step
       # goes") bound the share outside the products and attention from below; much less left
       # over means the two ran slow
       if (s - p - a < 0.1 * s)

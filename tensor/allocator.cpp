@@ -38,10 +38,9 @@ Cache& cache() {
 // transparent huge pages (Linux, madvise; with THP "always" they would be huge anyway, with
 // "never" the advice is ignored). A canonical step's activations are such blocks (4096 x 128
 // floats: 2 MiB; the MLP's 4096 x 512: 8 MiB), and its element-wise ops, layer norms and
-// products stream through them: one TLB entry per 2 MiB instead of per 4 KiB. Measured with
-// bench_train_step (scheme none, 20 steps, 8 rounds alternating with the 4 KiB build, twice,
-// on a 2-core Zen 5 EPYC, issue 13): AVX-512 +2-3% (faster in 7 of 8 pairs both times),
-// emulated AVX2 no change (3 and 5 of 8); the peak RSS of an 8192 window grew by 1.6 MB.
+// products stream through them: one TLB entry per 2 MiB instead of per 4 KiB. bench_train_step,
+// alternating with a 4 KiB build, shows the AVX-512 step faster and the AVX2 one unchanged, for
+// little more memory (bench_eval_long's peak RSS at 8192).
 constexpr size_t kHugePage = size_t(2) << 20;
 
 void* fresh_block(size_t size) {

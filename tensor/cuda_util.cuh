@@ -26,7 +26,7 @@ cudaStream_t stream();  // the one stream every kernel of the process is queued 
 int sm_count();         // multiprocessors of device 0 (sizes grids)
 
 // The cuBLAS calls poslab makes, resolved from libcublas.so.<major> when the GPU is first
-// used (dlopen): linking cuBLAS would make every run, CPU-only ones too, pay its ~80 ms of
+// used (dlopen): linking cuBLAS would make every run, CPU-only ones too, pay its library's
 // start-up. The handle is bound to the stream above; math mode: plain FP32/FP64, no TF32.
 struct Cublas {
   cublasHandle_t handle = nullptr;

@@ -2,10 +2,11 @@
 //
 // Why it exists: OpenBLAS picks its kernels by CPU model. On a CPU it does not recognise (this
 // project's VMs report a generic "AMD EPYC" or "Intel Xeon Processor") it may fall back to its
-// SSE3 "Prescott" kernels, ~30 GFLOP/s per core, unless OPENBLAS_CORETYPE is set in the
-// environment — which we may not do for the user. Even where it guesses right, its packing and
-// thread start-up weigh heavily on the model's many mid-sized products. These few hundred lines
-// run faster on the same cores (bench/RESULTS.md), on AVX2+FMA and on AVX-512 CPUs alike. f64
+// SSE3 "Prescott" kernels, a fraction of what the core can do, unless OPENBLAS_CORETYPE is set in
+// the environment — which we may not do for the user. Even where it guesses right, its packing
+// and thread start-up weigh heavily on the model's many mid-sized products. These few hundred
+// lines run faster on the same cores, on AVX2+FMA and on AVX-512 CPUs alike (bench_matmul, ours
+// against cblas_sgemm at the model's shapes; docs/performance.md). f64
 // (gradchecks) and CPUs without AVX2 keep OpenBLAS; POSLAB_GEMM=blas forces it for f32 too.
 //
 // Scalar math (row-major, op(X) = X or X^T as asked):
@@ -23,8 +24,8 @@
 // unit-stride stream and pads ragged edges with zeros; the packed B block (KC x N) stays in
 // L2 and each MR x KC strip of A in L1 while it sweeps across every panel of B. (Goto packs A
 // as well, against TLB misses on huge matrices; at this model's sizes reading it in place
-// measured faster. Stored B whose panels are all full is read in place too: its rows already
-// are panel rows, only further apart.) MR and NR come
+// is faster (bench_matmul). Stored B whose panels are all full is read in place too: its rows
+// already are panel rows, only further apart.) MR and NR come
 // from the micro-kernel (12 x 32 with AVX-512, 6 x 16 with AVX2: sgemm_avx512.cpp,
 // sgemm_avx2.cpp). Every C element is summed in the same order whatever the thread count
 // (threads split rows only), so results are deterministic.
@@ -83,9 +84,9 @@ std::vector<float>& ct_buffer() {  // C^T of a product run transposed (sgemm_run
 
 // dst (cols, rows), row stride ldd = src (rows, cols), row stride lds, transposed, in 16 x 16
 // blocks: element by element, every write of a source row went to another line of dst, and
-// the transposes of the MLP's dW (128 x 512, sgemm_runs_transposed) took about 1 ms of a
-// canonical step on one thread while the other waited (perf, issue 13). Threads share the
-// blocks' rows when the caller is not in a parallel region already.
+// the transposes of the MLP's dW (128 x 512, sgemm_runs_transposed) ran on one thread while
+// the other waited (a perf profile of bench_train_step showed it). Threads share the blocks'
+// rows when the caller is not in a parallel region already.
 void transpose(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst, int64_t ldd) {
   constexpr int64_t kB = 16;
   auto block_row = [&](int64_t i0) {
@@ -147,16 +148,16 @@ struct Panels {
 // Stored (not transposed) B whose panels are all full needs no packing: its rows already are
 // the panel rows the micro-kernel reads (NR contiguous floats per k), ldb apart instead of NR.
 // This is dW = dy^T x, whose B is a whole activation (4096 x 128 or x 512 in a canonical
-// step), and dx = dy W. A ragged last panel is still packed, for its zeros. Measured on the
-// model's dW products, alternating, 3 rounds: on two threads the AVX-512 kernel ran them 0-25%
-// faster so; the AVX2 kernel's times did not change either way (both on a CPU with a 1 MiB L2).
+// step), and dx = dy W. A ragged last panel is still packed, for its zeros. Skipping the pack
+// makes the AVX-512 kernel's dW products faster and leaves the AVX2 kernel's as they were
+// (bench_matmul, the step's dW products).
 //
 // Unless the rows are so far apart that a panel does not stay in L2. Rows ldb * 4 bytes apart
 // (a power of two here) fall into only L2 / (ways * stride) of the cache's sets, so at most
 // L2 / stride of the panel's KC lines fit: on an AMD EPYC of family 25, Zen 3 (512 KiB, 8 ways),
 // the dW of the 512-wide MLP layer (stride 2 KiB) holds 256 lines, exactly one panel, with no room
-// for the A strip and C; read in place it ran at 37-38 GFLOP/s on one thread, packed at 55-57
-// (issue 13, bench_train_step, alternating). So B stays in place only while a panel needs at most
+// for the A strip and C, and read in place it ran well below its packed rate (bench_train_step
+// on a Zen 3 EPYC, alternating the two). So B stays in place only while a panel needs at most
 // half of that: ldb * 4 * KC <= L2 / 2. Both paths give the same bits.
 int64_t l2_bytes() {
   static const int64_t v = [] {
@@ -187,8 +188,8 @@ void run_tiles(const Product& p, int64_t pc, const Panels& b, int64_t t0, int64_
     const int64_t s = t / panels, jp = t % panels, r = s * MR, c = jp * NR;
     if (t == t0 || jp == 0) {  // a new strip of A
       // A full strip is read in place, from its rows of A or, transposed, its MR contiguous
-      // values per k: the strip (MR x KC) stays in L1 while it sweeps the panels of B, and
-      // bench_train_step ran 7-11% faster so than with the strip packed. Only the ragged
+      // values per k: the strip (MR x KC) stays in L1 while it sweeps the panels of B, which
+      // saves the packing's pass over A (bench_train_step is faster so). Only the ragged
       // edge is packed (zero-padded to MR rows).
       if (r + MR <= p.M) {
         a = p.ta ? p.A + pc * p.lda + r : p.A + r * p.lda + pc;
@@ -231,9 +232,8 @@ void run_tiles(const Product& p, int64_t pc, const Panels& b, int64_t t0, int64_
 // through a buffer. This is dW = dy^T x of the MLP's down projection, (128, 512) over the
 // 4096 rows of a step. The driver keeps a block of B, KC x N, in L2 while every strip of A
 // (22 of 6 rows with AVX2) sweeps it: for N = 512 that is 512 KiB, the whole L2 of a Zen 3 core
-// and half of a Zen 5 one. Transposed, the block is KC x M = 128 KiB.
-// Measured with bench_matmul ("dW mlp down"), alternating, 3 rounds, 2 threads of a Zen 5 EPYC:
-// AVX2 kernel 165-172 -> 200-211 GFLOP/s, AVX-512 kernel 311-331 -> 385-405.
+// and half of a Zen 5 one. Transposed, the block is KC x M = 128 KiB, and the product runs
+// faster with both kernels (bench_matmul, "dW mlp down").
 // The bits do not change. Each element of C^T is the same FMA chain over k in the same
 // k-blocks, because a*b + c and b*a + c round alike. The buffer starts as C^T when beta reads
 // C, so every block's alpha*acc + beta*C is the same arithmetic too. A bias (added per column
