@@ -104,14 +104,42 @@ class HeadRanges {
   Range range_[kMaxThreads];
 };
 
-// Keys [0, J) seen by the row block [i0, i1): those its last row can see.
-inline int64_t block_keys(const Dims& d, const AttentionOptions& o, int64_t i1) {
-  return o.causal ? std::clamp<int64_t>(o.q_pos0 + i1, 0, d.Tk) : d.Tk;
+// The keys [lo, hi) the query at position P may attend to: j <= P (causal) and |P - j| <
+// window (window > 0). Empty (lo == hi) when the masks leave it none.
+struct KeySpan {
+  int64_t lo, hi;
+};
+inline KeySpan row_keys(const AttentionOptions& o, int64_t Tk, int64_t P) {
+  int64_t lo = 0, hi = o.causal ? P + 1 : Tk;
+  if (o.window > 0) {
+    lo = P - o.window + 1;
+    if (!o.causal) hi = P + o.window;
+  }
+  lo = std::clamp<int64_t>(lo, 0, Tk);
+  return {lo, std::clamp<int64_t>(hi, lo, Tk)};
 }
 
-// Keys visible to the query at position P among the J columns of its block.
-inline int64_t visible_keys(int64_t P, int64_t J, bool causal) {
-  return causal ? std::clamp<int64_t>(P + 1, 0, J) : J;
+// Keys [lo, hi) seen by the row block [i0, i1): from its first row's first key to its last
+// row's last key (both grow with the row). With a window, key tiles left of lo are skipped.
+inline KeySpan block_keys(const Dims& d, const AttentionOptions& o, int64_t i0, int64_t i1) {
+  KeySpan first = row_keys(o, d.Tk, o.q_pos0 + i0), last = row_keys(o, d.Tk, o.q_pos0 + i1 - 1);
+  return {first.lo, std::max(first.lo, last.hi)};
+}
+
+// lambda = max(1, ln n / ln T0) of a row that sees n keys (opt.log_scale_len = T0; 1 when
+// off). Exactly 1 for n <= T0, and then the row is not multiplied at all.
+inline double log_scale(const AttentionOptions& o, int64_t n) {
+  if (o.log_scale_len <= 0 || n <= o.log_scale_len) return 1.0;
+  return std::log(static_cast<double>(n)) / std::log(static_cast<double>(o.log_scale_len));
+}
+
+// Row i's keys as columns [a, e) of its block's (R, J - j0) scores, whose column 0 is key j0.
+struct RowSpan {
+  int64_t a, e;
+};
+inline RowSpan row_span(const Dims& d, const AttentionOptions& o, int64_t i, int64_t j0) {
+  KeySpan k = row_keys(o, d.Tk, o.q_pos0 + i);
+  return {k.lo - j0, k.hi - j0};
 }
 
 // The exp loops of a row run over whole vectors: [0, visible) rounded up to a multiple of
@@ -211,14 +239,17 @@ void head_gemm(bool ta, int64_t M, int64_t n, int64_t kc, T alpha, const T* A, i
   gemm<T>(ta, b.trans, M, n, kc, alpha, A, lda, b.B, b.ld, beta, C, ldc);
 }
 
-// The band of a causal row block whose row 0 is the query at position `row0` (sgemm.h): row i
-// sees keys j <= row0 + i.
-inline CausalBand causal_band(const AttentionOptions& o, CausalBand::Kind kind, int64_t row0) {
-  return o.causal ? CausalBand{kind, row0} : CausalBand{};
+// The band of a causal row block whose row 0 is the query at position `row0` and whose column
+// 0 is key j0 (sgemm.h): row i sees columns j <= row0 - j0 + i.
+inline CausalBand causal_band(const AttentionOptions& o, CausalBand::Kind kind, int64_t row0,
+                              int64_t j0) {
+  return o.causal ? CausalBand{kind, row0 - j0} : CausalBand{};
 }
 
-// Scores of rows [i0, i1) of one (b,h) against keys [0, J) with per-row frequencies
-// (opt.row_freqs), into S (row stride ldS). Scalar math per row i at position P, frequencies w:
+// Scores of rows [i0, i1) of one (b,h) against the J keys j0 .. j0+J-1 (K points at key j0)
+// with per-row frequencies (opt.row_freqs), into S (row stride ldS). Scalar math per row i at
+// position P, frequencies w (written for j0 = 0; otherwise q is turned by (P - j0) w, the
+// same relative angles):
 //   q' = R(P w) q_i;  for j < J: k'_j = R(j w) k_j;  S_ij = scale q' . k'_j
 // (= scale q_i . R((j - P) w) k_j). Per pair p, with (a, b) = q' and (x, y) = k_j:
 //   q' . R(t) k = cos t (a x + b y) + sin t (b x - a y)
@@ -236,7 +267,8 @@ inline CausalBand causal_band(const AttentionOptions& o, CausalBand::Kind kind, 
 constexpr int64_t kLanesF64 = 8;
 template <class T>
 void rotary_scores(const T* Q, int64_t sq, const T* K, int64_t sk, const AttentionOptions& o,
-                   const Dims& d, int64_t i0, int64_t i1, int64_t J, T* S, int64_t ldS) {
+                   const Dims& d, int64_t i0, int64_t i1, int64_t j0, int64_t J, T* S,
+                   int64_t ldS) {
   const int64_t half = d.D / 2, Jp = (J + kLanesF64 - 1) / kLanesF64 * kLanesF64;
   std::vector<double> kx(half * Jp, 0.0), ky(half * Jp, 0.0), acc(Jp);  // pair p: [p Jp + j]
   for (int64_t j = 0; j < J; ++j)
@@ -245,8 +277,8 @@ void rotary_scores(const T* Q, int64_t sq, const T* K, int64_t sk, const Attenti
   for (int64_t i = i0; i < i1; ++i) {
     const double* w = o.row_freqs.data<double>() + i * half;
     const T* qi = Q + i * sq;
-    const int64_t P = o.q_pos0 + i;
-    const int64_t n = vector_end(visible_keys(P, J, o.causal), Jp);  // a multiple of 8, or Jp
+    const int64_t P = o.q_pos0 + i - j0;
+    const int64_t n = vector_end(row_span(d, o, i, j0).e, Jp);  // a multiple of 8, or Jp
     std::fill(acc.begin(), acc.begin() + n, 0.0);
     for (int64_t p = 0; p < half; ++p) {
       const double c = std::cos(double(P) * w[p]), s = std::sin(double(P) * w[p]);
@@ -276,40 +308,75 @@ void rotary_scores(const T* Q, int64_t sq, const T* K, int64_t sk, const Attenti
   }
 }
 
-// Scores -> probabilities for rows [i0, i1) of one (b,h), in place in S (row stride ldS),
-// over the J visible columns (columns J..ldS are not touched here).
-//   S_ij += bias_ij;  S_ij = -inf where masked;  S_i = softmax(S_i)
-// lse (optional) receives log sum_j exp(S_ij) per row: all backward needs to rebuild P.
+// Row i's scores over its keys, columns [a, e) of s (column 0: key j0), before the softmax:
+//   s_j += bias_ij;  s_j *= lambda_i (log scale, when lambda_i != 1)
+// the same operations in forward and in rebuild_probs, so P is rebuilt to the same bits.
 template <class T>
-void scores_to_probs(T* S, int64_t ldS, int64_t i0, int64_t i1, int64_t J, int64_t h, const Dims& d,
-                     const AttentionOptions& o, T* lse) {
+void bias_and_scale(T* s, RowSpan r, int64_t i, int64_t j0, int64_t h, const Dims& d,
+                    const AttentionOptions& o) {
+  if (const T* bias = bias_row<T>(o, d, h, i)) {
+    bias += j0;
+#pragma omp simd
+    for (int64_t j = r.a; j < r.e; ++j) s[j] += bias[j];
+  }
+  const double lambda = log_scale(o, r.e - r.a);
+  if (lambda == 1.0) return;
+  const T l = static_cast<T>(lambda);
+#pragma omp simd
+  for (int64_t j = r.a; j < r.e; ++j) s[j] *= l;
+}
+
+// The exp loops of a row with keys [a, e) run over whole vectors from `begin`: a rounded down
+// to a multiple of kLanes (0 without a window), to vector_end(e, J). Returns begin, and sets
+// the masked columns inside [begin, end) to -inf (exp: 0) and those outside to 0.
+template <class T>
+int64_t mask_row(T* s, RowSpan r, int64_t J, int64_t* end) {
+  const T minus_inf = -std::numeric_limits<T>::infinity();
+  const int64_t begin = r.a / kLanes * kLanes;
+  *end = vector_end(r.e, J);
+  std::fill(s, s + begin, T(0));
+  std::fill(s + begin, s + r.a, minus_inf);
+  std::fill(s + r.e, s + *end, minus_inf);
+  return begin;
+}
+
+// Scores -> probabilities for rows [i0, i1) of one (b,h), in place in S (row stride ldS),
+// over the J columns of keys j0 .. j0+J-1 (columns J..ldS are not touched here).
+//   S_ij += bias_ij;  S_ij *= lambda_i;  S_ij = -inf where masked;  S_i = softmax(S_i)
+// lse (optional) receives log sum_j exp(S_ij) per row: all backward needs to rebuild P. A row
+// that sees no key gets P = 0 (out 0) and lse = -inf.
+template <class T>
+void scores_to_probs(T* S, int64_t ldS, int64_t i0, int64_t i1, int64_t j0, int64_t J, int64_t h,
+                     const Dims& d, const AttentionOptions& o, T* lse) {
   for (int64_t i = i0; i < i1; ++i) {
     T* s = S + (i - i0) * ldS;
-    int64_t visible = visible_keys(o.q_pos0 + i, J, o.causal);
-    if (const T* bias = bias_row<T>(o, d, h, i)) {
-#pragma omp simd
-      for (int64_t j = 0; j < visible; ++j) s[j] += bias[j];
-    }
+    const RowSpan r = row_span(d, o, i, j0);
     const T minus_inf = -std::numeric_limits<T>::infinity();
-    const int64_t end = vector_end(visible, J);
-    std::fill(s + visible, s + end, minus_inf);
+    if (r.a >= r.e) {
+      std::fill(s, s + J, T(0));
+      if (lse) lse[i] = minus_inf;
+      continue;
+    }
+    bias_and_scale(s, r, i, j0, h, d, o);
+    int64_t end;
+    const int64_t begin = mask_row(s, r, J, &end);
     T m = minus_inf;
     // written as a compare-select, which GCC turns into vector maxima; std::max here stayed
     // a scalar chain, half the time of this function
 #pragma omp simd reduction(max : m)
-    for (int64_t j = 0; j < end; ++j) m = s[j] > m ? s[j] : m;
+    for (int64_t j = begin; j < end; ++j) m = s[j] > m ? s[j] : m;
     // z sums in T, one partial sum per vector lane: every term is in (0, 1] and one is 1, so
     // float's relative error stays ~1e-7 sqrt(J / lanes). Summed in double (half as many
     // lanes, a conversion per element), this loop took a quarter longer.
     T z = 0;
 #pragma omp simd reduction(+ : z)
-    for (int64_t j = 0; j < end; ++j) {
+    for (int64_t j = begin; j < end; ++j) {
       s[j] = exp_k(s[j] - m);  // vectorised exp for f32 (tensor/fast_exp.h)
       z += s[j];
     }
     T inv = 1 / z;
 #pragma omp simd
-    for (int64_t j = 0; j < end; ++j) s[j] *= inv;
+    for (int64_t j = begin; j < end; ++j) s[j] *= inv;
     std::fill(s + end, s + J, T(0));
     if (lse) lse[i] = m + std::log(z);
   }
@@ -337,11 +404,21 @@ void forward(const AttentionTensors& t, const AttentionOptions& o) {
     int64_t packed = -1;
     auto block = [&](int64_t bh, int64_t i0) {
       int64_t b = bh / d.H, h = bh % d.H, i1 = std::min(d.Tq, i0 + kRowBlock);
-      const int64_t J = block_keys(d, o, i1);
+      const KeySpan keys = block_keys(d, o, i0, i1);
+      const int64_t j0 = keys.lo, J = keys.hi - keys.lo;  // the block's keys j0 .. j0+J-1
       T* O = out + b * d.Tq * so + h * d.D;
-      if (J <= 0) return;
-      const T *Q = head_ptr<T>(t.q, b, h), *K = head_ptr<T>(t.k, b, h), *V = head_ptr<T>(t.v, b, h);
-      if (packed != bh) {
+      if (J <= 0) {  // no row of the block sees a key: out 0
+        for (int64_t i = i0; i < i1; ++i) {
+          std::fill(O + i * so, O + i * so + d.D, T(0));
+          if (lse) lse[bh * d.Tq + i] = -std::numeric_limits<T>::infinity();
+        }
+        return;
+      }
+      const T *Q = head_ptr<T>(t.q, b, h), *K = head_ptr<T>(t.k, b, h) + j0 * sk,
+              *V = head_ptr<T>(t.v, b, h) + j0 * sv;
+      if (o.window > 0) {  // each block its own keys: K^T packed per block, only its window
+        kt.set(K, sk, true, d.D, J), vb.set(V, sv, false, J, d.D);
+      } else if (packed != bh) {
         prefetch_rows(Q, sq, i0, i1, d.D);  // arrives while K^T is packed
         kt.set(K, sk, true, d.D, d.Tk), vb.set(V, sv, false, d.Tk, d.D);
         packed = bh;
@@ -349,13 +426,13 @@ void forward(const AttentionTensors& t, const AttentionOptions& o) {
       prefetch_rows(Q, sq, i1, std::min(d.Tq, i1 + kRowBlock), d.D);  // the next block's
       const int64_t row0 = o.q_pos0 + i0;
       if (o.row_freqs.defined())
-        rotary_scores<T>(Q, sq, K, sk, o, d, i0, i1, J, S, J);
+        rotary_scores<T>(Q, sq, K, sk, o, d, i0, i1, j0, J, S, J);
       else
         head_gemm<T>(false, i1 - i0, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, kt, T(0), S,
-                     J, causal_band(o, CausalBand::cols, row0));
-      scores_to_probs<T>(S, J, i0, i1, J, h, d, o, lse ? lse + bh * d.Tq : nullptr);
+                     J, causal_band(o, CausalBand::cols, row0, j0));
+      scores_to_probs<T>(S, J, i0, i1, j0, J, h, d, o, lse ? lse + bh * d.Tq : nullptr);
       head_gemm<T>(false, i1 - i0, d.D, J, T(1), S, J, vb, T(0), O + i0 * so, so,
-                   causal_band(o, CausalBand::k_upto, row0));
+                   causal_band(o, CausalBand::k_upto, row0, j0));
     };
     if (whole_heads && heads.ok()) {
       for (int64_t bh; (bh = heads.next(omp_get_thread_num())) >= 0;)
@@ -389,48 +466,60 @@ void forward(const AttentionTensors& t, const AttentionOptions& o) {
 // Test: "gradcheck: ops: attention ..." (tests/nn/gradcheck_nn.cpp), and the comparison with
 // attention_reference (tests/nn/test_attention.cpp).
 
-// P (R, J) of rows [i0, i0+R), row stride J, rebuilt from the scores and the saved lse.
+// P (R, J) of rows [i0, i0+R) against keys j0 .. j0+J-1, row stride J, rebuilt from the
+// scores and the saved lse (kt: K^T from key j0).
 template <class T>
 void rebuild_probs(T* P, const T* Q, int64_t sq, const HeadOperand<T>& kt, const T* lse, int64_t i0,
-                   int64_t R, int64_t J, int64_t h, const Dims& d, const AttentionOptions& o) {
+                   int64_t R, int64_t j0, int64_t J, int64_t h, const Dims& d,
+                   const AttentionOptions& o) {
   head_gemm<T>(false, R, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, kt, T(0), P, J,
-               causal_band(o, CausalBand::cols, o.q_pos0 + i0));
+               causal_band(o, CausalBand::cols, o.q_pos0 + i0, j0));
   for (int64_t r = 0; r < R; ++r) {
     T* p = P + r * J;
-    int64_t visible = visible_keys(o.q_pos0 + i0 + r, J, o.causal);
-    if (const T* bias = bias_row<T>(o, d, h, i0 + r)) {
-#pragma omp simd
-      for (int64_t j = 0; j < visible; ++j) p[j] += bias[j];
+    const RowSpan span = row_span(d, o, i0 + r, j0);
+    if (span.a >= span.e) {
+      std::fill(p, p + J, T(0));
+      continue;
     }
-    const int64_t end = vector_end(visible, J);
-    std::fill(p + visible, p + end, -std::numeric_limits<T>::infinity());
+    bias_and_scale(p, span, i0 + r, j0, h, d, o);
+    int64_t end;
+    const int64_t begin = mask_row(p, span, J, &end);
     T l = lse[i0 + r];
 #pragma omp simd
-    for (int64_t j = 0; j < end; ++j) p[j] = exp_k(p[j] - l);
+    for (int64_t j = begin; j < end; ++j) p[j] = exp_k(p[j] - l);
     std::fill(p + end, p + J, T(0));
   }
 }
 
-// dP (R, J) -> dS in place: dS_ij = P_ij (dP_ij - sum_k dP_ik P_ik); and, when dbias is
+// dP (R, J) -> dS in place: dS_ij = lambda_i P_ij (dP_ij - sum_k dP_ik P_ik) (lambda_i: the
+// row's log scale, a constant factor of its scores, so of their gradient); and, when dbias is
 // given (this (b,h)'s row of the table's gradient), dbias[j - i + Tq - 1] += dS_ij. Masked
 // entries have P = 0, so dS = 0 there: they are written as 0 without reading dP, which the
 // product may have left unwritten (CausalBand::cols).
 template <class T>
-void softmax_backward_rows(T* dS, const T* P, int64_t i0, int64_t R, int64_t J, const Dims& d,
-                           const AttentionOptions& o, T* dbias) {
+void softmax_backward_rows(T* dS, const T* P, int64_t i0, int64_t R, int64_t j0, int64_t J,
+                           const Dims& d, const AttentionOptions& o, T* dbias) {
   for (int64_t r = 0; r < R; ++r) {
     T* row = dS + r * J;
     const T* p = P + r * J;
-    const int64_t visible = visible_keys(o.q_pos0 + i0 + r, J, o.causal);
+    const RowSpan span = row_span(d, o, i0 + r, j0);
+    const int64_t a = span.a, e = std::max(span.a, span.e);
     T dot = 0;  // in T, one partial sum per lane, as z in scores_to_probs
 #pragma omp simd reduction(+ : dot)
-    for (int64_t j = 0; j < visible; ++j) dot += row[j] * p[j];
+    for (int64_t j = a; j < e; ++j) dot += row[j] * p[j];
 #pragma omp simd
-    for (int64_t j = 0; j < visible; ++j) row[j] = p[j] * (row[j] - dot);
-    std::fill(row + visible, row + J, T(0));
+    for (int64_t j = a; j < e; ++j) row[j] = p[j] * (row[j] - dot);
+    const double lambda = log_scale(o, e - a);
+    if (lambda != 1.0) {
+      const T l = static_cast<T>(lambda);
+#pragma omp simd
+      for (int64_t j = a; j < e; ++j) row[j] *= l;
+    }
+    std::fill(row, row + a, T(0));
+    std::fill(row + e, row + J, T(0));
     if (dbias) {
-      T* db = dbias + (d.Tq - 1 - (i0 + r));
-      for (int64_t j = 0; j < visible; ++j) db[j] += row[j];
+      T* db = dbias + (d.Tq - 1 - (i0 + r)) + j0;
+      for (int64_t j = a; j < e; ++j) db[j] += row[j];
     }
   }
 }
@@ -452,40 +541,53 @@ void backward_head(const AttentionTensors& t, const T* dout, const AttentionGrad
   // K^T (D,Tk) and V^T (D,Tk): packed once per head; K (Tk,D): read in place where it can be;
   // and per row block dO and Q (R,D), read in place where they can be
   HeadOperand<T> kt(0), vt(1), kb(2), dob(3), qb(4);
-  kt.set(K, sk, true, d.D, d.Tk), vt.set(V, sv, true, d.D, d.Tk), kb.set(K, sk, false, d.Tk, d.D);
+  if (o.window == 0)
+    kt.set(K, sk, true, d.D, d.Tk), vt.set(V, sv, true, d.D, d.Tk), kb.set(K, sk, false, d.Tk, d.D);
+  auto zero_keys = [&](int64_t j_from, int64_t j_to) {
+    for (int64_t j = j_from; j < j_to; ++j)
+      std::fill(dk + j * sdk, dk + j * sdk + d.D, T(0)),
+          std::fill(dv + j * sdv, dv + j * sdv + d.D, T(0));
+  };
   // dK and dV sum over the row blocks. The blocks run last to first: a block sees the keys
-  // [0, J) and J only shrinks on the way, so the first block writes its rows (beta = 0) and
-  // the others add to them. Keys no block sees (none, unless q_pos0 cuts the window) get 0.
-  int64_t written = 0;  // keys [0, written) of dK and dV hold sums
+  // [j0, j1), and both ends only shrink on the way, so the first block writes its rows
+  // (beta = 0), the others add to them, after zeroing the keys left of those written (only a
+  // window has such keys). Keys no block sees get 0.
+  int64_t w0 = 0, w1 = 0;  // keys [w0, w1) of dK and dV hold sums
   const int64_t last = (d.Tq - 1) / kRowBlock * kRowBlock;
   for (int64_t i0 = last; i0 >= 0; i0 -= kRowBlock) {
     int64_t R = std::min(d.Tq, i0 + kRowBlock) - i0;
-    const int64_t J = block_keys(d, o, i0 + R);
+    const KeySpan keys = block_keys(d, o, i0, i0 + R);
+    const int64_t j0 = keys.lo, J = keys.hi - keys.lo;
     if (J <= 0) {
       for (int64_t i = i0; i < i0 + R; ++i) std::fill(dq + i * sdq, dq + i * sdq + d.D, T(0));
       continue;
     }
-    const T beta = written > 0 ? T(1) : T(0);
-    written = std::max(written, J);
+    if (w1 > w0) zero_keys(j0, w0);
+    const T beta = w1 > w0 ? T(1) : T(0);
+    if (w1 <= w0) w1 = keys.hi;
+    w0 = j0;
     const int64_t row0 = o.q_pos0 + i0;
     const int64_t next = std::max<int64_t>(0, i0 - kRowBlock);  // the next block's rows
     prefetch_rows(Q, sq, next, i0, d.D), prefetch_rows(dO, so, next, i0, d.D);
-    rebuild_probs<T>(Pb, Q, sq, kt, t.lse.data<T>() + bh * d.Tq, i0, R, J, h, d, o);
+    if (o.window > 0) {  // this block's keys only
+      const T *Kb = K + j0 * sk, *Vb = V + j0 * sv;
+      kt.set(Kb, sk, true, d.D, J), vt.set(Vb, sv, true, d.D, J), kb.set(Kb, sk, false, J, d.D);
+    }
+    rebuild_probs<T>(Pb, Q, sq, kt, t.lse.data<T>() + bh * d.Tq, i0, R, j0, J, h, d, o);
     const T* dOb = dO + i0 * so;
     dob.set(dOb, so, false, R, d.D), qb.set(Q + i0 * sq, sq, false, R, d.D);
-    head_gemm<T>(true, J, d.D, R, T(1), Pb, J, dob, beta, dv, sdv,
-                 causal_band(o, CausalBand::k_from, row0));
+    T *dkb = dk + j0 * sdk, *dvb = dv + j0 * sdv;
+    head_gemm<T>(true, J, d.D, R, T(1), Pb, J, dob, beta, dvb, sdv,
+                 causal_band(o, CausalBand::k_from, row0, j0));
     head_gemm<T>(false, R, J, d.D, T(1), dOb, so, vt, T(0), dS, J,
-                 causal_band(o, CausalBand::cols, row0));
-    softmax_backward_rows<T>(dS, Pb, i0, R, J, d, o, dbias);
+                 causal_band(o, CausalBand::cols, row0, j0));
+    softmax_backward_rows<T>(dS, Pb, i0, R, j0, J, d, o, dbias);
     head_gemm<T>(false, R, d.D, J, static_cast<T>(o.scale), dS, J, kb, T(0), dq + i0 * sdq, sdq,
-                 causal_band(o, CausalBand::k_upto, row0));
-    head_gemm<T>(true, J, d.D, R, static_cast<T>(o.scale), dS, J, qb, beta, dk, sdk,
-                 causal_band(o, CausalBand::k_from, row0));
+                 causal_band(o, CausalBand::k_upto, row0, j0));
+    head_gemm<T>(true, J, d.D, R, static_cast<T>(o.scale), dS, J, qb, beta, dkb, sdk,
+                 causal_band(o, CausalBand::k_from, row0, j0));
   }
-  for (int64_t j = written; j < d.Tk; ++j)
-    std::fill(dk + j * sdk, dk + j * sdk + d.D, T(0)),
-        std::fill(dv + j * sdv, dv + j * sdv + d.D, T(0));
+  zero_keys(0, w0), zero_keys(w1, d.Tk);
 }
 
 template <class T>

@@ -1,9 +1,8 @@
 // attention_op.cpp — the fused attention op: checks, one autograd node, the kernels of the
-// inputs' device (nn/attention_kernels.h); and the composed reference it is tested against.
+// inputs' device (nn/attention_kernels.h). Its plain reference: attention_reference.cpp.
 #include "nn/attention_op.h"
 
 #include <cmath>
-#include <limits>
 
 #include "nn/attention_kernels.h"
 
@@ -21,6 +20,13 @@ AttentionOptions checked(const Tensor& q, const Tensor& k, const Tensor& v,
     fail("attention: expected q (B,Tq,H,D), k and v (B,Tk,H,D), but got q ", shape_str(q.shape()),
          ", k ", shape_str(k.shape()), ", v ", shape_str(v.shape()));
   int64_t Tq = q.size(1), Tk = k.size(1), H = q.size(2), D = q.size(3);
+  if (opt.window < 0)
+    fail("attention: expected window >= 0 (0: no window), but got window = ", opt.window);
+  if (opt.log_scale_len < 0 || opt.log_scale_len == 1)
+    fail(
+        "attention: expected log_scale_len = 0 (off) or >= 2 (ln T0 divides), but got "
+        "log_scale_len = ",
+        opt.log_scale_len);
   AttentionOptions o = opt;
   o.scale = opt.scale > 0 ? opt.scale : 1 / std::sqrt(static_cast<double>(D));
   if (o.rel_bias.defined()) {
@@ -131,44 +137,6 @@ Tensor attention_packed(const Tensor& qkv, int64_t H, const AttentionOptions& op
                   run_backward(t, dout, o, g);
                   return std::vector<Tensor>{dqkv, g.dbias};
                 });
-}
-
-// ---- the composed reference ----
-
-// The bias table spread to (H,Tq,Tk): entry (h,i,j) = rel_bias[h, j - i + Tq - 1], gathered
-// with the differentiable embedding op, so rel_bias gets its gradient (a scatter-add).
-static Tensor spread_bias(const Tensor& rel_bias, int64_t Tq, int64_t Tk) {
-  Ids at{std::vector<int32_t>(Tq * Tk), {Tq, Tk}};
-  for (int64_t i = 0; i < Tq; ++i)
-    for (int64_t j = 0; j < Tk; ++j) at.data[i * Tk + j] = static_cast<int32_t>(j - i + Tq - 1);
-  Tensor by_offset = contiguous(transpose(rel_bias, 0, 1));  // (Tq+Tk-1, H)
-  return permute(embedding(by_offset, at), {2, 0, 1});       // (H,Tq,Tk)
-}
-
-Tensor attention_probs_reference(const Tensor& q, const Tensor& k, const AttentionOptions& opt) {
-  if (opt.row_freqs.defined())
-    fail("attention_reference: per-row rotation frequencies (row_freqs) are not composed here");
-  int64_t Tq = q.size(1), Tk = k.size(1), H = q.size(2), D = q.size(3);
-  double sc = opt.scale > 0 ? opt.scale : 1 / std::sqrt(static_cast<double>(D));
-  std::vector<double> keep(H * Tq * Tk, 1.0);  // the causal mask, a constant (H,Tq,Tk)
-  for (int64_t h = 0; h < H; ++h)
-    for (int64_t i = 0; i < Tq; ++i)
-      for (int64_t j = 0; j < Tk; ++j)
-        if (opt.causal && j > opt.q_pos0 + i) keep[(h * Tq + i) * Tk + j] = 0;
-  Tensor qh = permute(q, {0, 2, 1, 3}), kh = permute(k, {0, 2, 1, 3});
-  Tensor s = scale(matmul(qh, transpose(kh, 2, 3)), sc);  // (B,H,Tq,Tk)
-  if (opt.rel_bias.defined()) s = add(s, spread_bias(opt.rel_bias, Tq, Tk));
-  Tensor minus_inf =
-      Tensor::full({}, -std::numeric_limits<double>::infinity(), q.dtype()).to(q.device());
-  s = where(Tensor::from_vector(keep, {H, Tq, Tk}, q.dtype()).to(q.device()), s, minus_inf);
-  return softmax(s);
-}
-
-Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,
-                           const AttentionOptions& opt) {
-  Tensor out =
-      matmul(attention_probs_reference(q, k, opt), permute(v, {0, 2, 1, 3}));  // (B,H,Tq,D)
-  return contiguous(permute(out, {0, 2, 1, 3}));
 }
 
 }  // namespace poslab

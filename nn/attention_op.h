@@ -55,9 +55,9 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
 // (B,T,3C) gradient, where three slice nodes would each add theirs into a zeroed one. CPU only.
 Tensor attention_packed(const Tensor& qkv, int64_t H, const AttentionOptions& opt);
 
-// The same attention composed from primitive differentiable ops (matmul, softmax, where,
-// embedding for the bias table, ...): the unfused reference the fused op is tested against,
-// gradients included (rel_bias too). Not for row_freqs.
+// The same attention as plain loops over its math, forward and hand-derived backward
+// (nn/attention_reference.cpp, in double, slow): the reference the fused op is tested against,
+// gradients included (rel_bias too); every option, row_freqs in forward only.
 Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,
                            const AttentionOptions& opt);
 // Its first half: the attention probabilities P (B,H,Tq,Tk) (for plots of attention maps).
