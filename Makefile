@@ -17,14 +17,11 @@ STEPS   ?=
 DEVICE  ?= cpu
 STUDY_JOBS ?=
 SCALE   ?=
-# OpenMP's idle threads spin 1,000 turns of libgomp's wait loop, then sleep (GOMP_SPINCOUNT;
-# libgomp's default is 300,000, OMP_WAIT_POLICY=PASSIVE sleeps at once). bench/wait_policy.sh,
-# 2 threads on 2 cores: with the cores idle, 0.93-0.98x the default's tokens/s and 1.14-1.48x
-# PASSIVE's (a step is hundreds of parallel regions, and PASSIVE pays a wake-up in each); with
-# one core busy, 1.5-1.6x the default's (whose spinning threads take the core the other
-# program needs) and 0.82-1.0x PASSIVE's. Either variable set in the environment wins.
-# ctest runs several test programs at once, each with a thread per core: a busy machine, so
-# the tests keep PASSIVE (TEST_ENV).
+# Our programs' idle OpenMP threads spin briefly, then sleep (GOMP_SPINCOUNT, far below libgomp's
+# default): a step is hundreds of parallel regions, too many to sleep at once in each, and a
+# long spin takes the core another program needs (bench/wait_policy.sh compares the policies).
+# Either variable set in the environment wins. The tests, several programs at once, sleep at
+# once (OMP_WAIT_POLICY=PASSIVE, TEST_ENV).
 ifeq ($(origin OMP_WAIT_POLICY)$(origin GOMP_SPINCOUNT),undefinedundefined)
 export GOMP_SPINCOUNT = 1000
 TEST_ENV = env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=PASSIVE
@@ -39,7 +36,8 @@ all: build
 deps:
 	@scripts/deps.sh
 
-# PyTorch too: the reference the tests check our evaluation against, the benchmark's baseline.
+# Installs PyTorch too: the reference the tests check our evaluation against, the benchmark's
+# baseline.
 deps-torch:
 	@POSLAB_TORCH=1 scripts/deps.sh
 
@@ -58,14 +56,10 @@ gradcheck: deps $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target gradcheck
 	$(BUILD)/tests/gradcheck
 
-# The portable build: plain x86-64 (SSE2, no -march=native) with POSLAB_ISA=generic (no
-# hand-written vector kernel: OpenBLAS multiplies, every loop as the compiler made it for any
-# x86-64 CPU). Then, on a CPU with AVX-512, the AVX2 code path that `make test` runs on an AVX2
-# machine but an AVX-512 one would otherwise never run: a build for AVX2 (x86-64-v3, as
-# -march=native compiles on an AVX2 CPU, so the compiler's own loops are AVX2 code too) with
-# POSLAB_ISA=avx2 (the AVX2 sgemm kernel). The PyTorch reference check and the study's tests,
-# minutes long, run in the first pass only. Each build makes only what its tests run (the
-# portable one: poslab_tests, every test program and no benchmark), as does make sanitize.
+# Builds for plain x86-64 (no -march=native) into build/portable and runs every test with
+# POSLAB_ISA=generic (OpenBLAS, no vector kernel of ours). On a CPU with AVX-512 it then builds
+# for AVX2 (x86-64-v3) into build/avx2 and runs the core tests with POSLAB_ISA=avx2, the code
+# path an AVX2 machine runs. Each build makes only the programs its tests run.
 PORTABLE_BUILD ?= build/portable
 AVX2_BUILD ?= build/avx2
 AVX2_FLAGS = -DCMAKE_BUILD_TYPE=Release -DPOSLAB_NATIVE=OFF -DPOSLAB_CUDA=OFF \
@@ -88,8 +82,8 @@ experiments: build
 	$(BUILD)/train/poslab experiments $(if $(SCALE),--scale $(SCALE)) --device $(DEVICE) \
 	  $(if $(STEPS),--steps $(STEPS)) $(if $(STUDY_JOBS),--jobs $(STUDY_JOBS))
 
-# The guide's models (scripts/demo.sh): fortunes-zh, four runs of d = 64, 2 layers, under a
-# minute on 2 cores. DEMO_STEPS=n trains them longer or shorter.
+# Trains the guide's models (scripts/demo.sh): fortunes-zh, four runs of d = 64, 2 layers.
+# DEMO_STEPS=n trains them longer or shorter.
 DEMO_STEPS ?= 200
 demo: build
 	scripts/demo.sh $(BUILD)/train/poslab $(DEMO_STEPS)
@@ -98,9 +92,9 @@ experiments-quick: demo
 	$(BUILD)/train/poslab experiments --quick --out results-quick --device $(DEVICE) $(if $(STEPS),--steps $(STEPS)) \
 	  $(if $(STUDY_JOBS),--jobs $(STUDY_JOBS))
 
-# BENCH_ISA=avx2 emulates an AVX2-only machine on an AVX-512 one: a build compiled for AVX2
-# (x86-64-v3, tuned for this CPU), as -march=native compiles on an AVX2 machine, so that every
-# loop the compiler vectorises runs AVX2 code too, not only the sgemm kernel POSLAB_ISA picks.
+# Times poslab against PyTorch and each benchmark of bench/ (scripts/bench.sh); its summary ends
+# with the table of docs/performance.md. BENCH_ISA=avx2 emulates an AVX2-only machine on an
+# AVX-512 one: both programs built or capped for AVX2 (build/avx2, x86-64-v3).
 BENCH_ISA ?= native
 ifeq ($(BENCH_ISA),avx2)
 bench: deps-torch
@@ -117,11 +111,9 @@ debug: deps
 	$(CMAKE) --build build/debug -j $(JOBS)
 	cd build/debug && $(TEST_ENV) ctest --output-on-failure -j $(JOBS)
 
-# Sanitizers are built without CUDA: ASan protects the "shadow gap", an address range the CUDA
-# driver maps memory into (it would need ASAN_OPTIONS=protect_shadow_gap=0), and LeakSanitizer
-# reports the driver's own allocations as leaks. The CPU code is what they check. The PyTorch
-# reference check (Python driving poslab eval for minutes) runs in make test and make
-# test-portable; under the sanitizers every C++ test binary runs.
+# Builds the CPU code (no CUDA: the driver's mappings and allocations confuse ASan and
+# LeakSanitizer) with ASan and UBSan into build/sanitize and runs every C++ test program under
+# them (not the PyTorch reference check, which make test runs).
 sanitize: deps
 	$(CMAKE) -S . -B build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOSLAB_SANITIZE=ON -DPOSLAB_CUDA=OFF
 	$(CMAKE) --build build/sanitize -j $(JOBS) --target poslab_tests
@@ -137,11 +129,10 @@ fuzz:
 	$(CMAKE) --build build/fuzz -j $(JOBS) --target fuzz_safetensors fuzz_json fuzz_corpus fuzz_args
 	scripts/fuzz.sh build/fuzz $(FUZZ_SECONDS)
 
-# The GPU check (scripts/gpu_check.sh) runs on a machine with a GPU but without our Debian
-# packages: build the CUDA binaries here (Release, sm_80 + sm_90, a portable CPU target rather
-# than -march=native) and pack them, their libraries and the prepared corpus into
-# .gpu/bundle.tar.xz; with them the CPU benchmarks built for AVX-512 (x86-64-v4), with which
-# `gpu_check.sh cpu` measures the GPU machine's host CPU against PyTorch.
+# Builds what scripts/gpu_check.sh runs on a GPU machine without our Debian packages: the CUDA
+# binaries (sm_80 + sm_90, a portable CPU target) and the CPU benchmarks for AVX-512
+# (x86-64-v4, for `gpu_check.sh cpu`), packed with their libraries and the prepared corpora
+# into .gpu/bundle.tar.xz.
 GPU_BUILD ?= build/gpu
 GPU_CPU_BUILD ?= build/cpu-v4
 gpu-bundle: deps
@@ -153,8 +144,8 @@ gpu-bundle: deps
 	$(CMAKE) --build $(GPU_CPU_BUILD) -j $(JOBS) --target bench_train_step bench_eval_long bench_fma_peak
 	CPU_BUILD=$(GPU_CPU_BUILD) scripts/gpu_bundle.sh $(GPU_BUILD) .gpu
 
-# The [cuda] tests without a GPU: the .cu files compiled with g++ against a CPU emulator of the
-# CUDA runtime (tests/cuda/emu/run.sh; minutes). EMU_TESTS selects tests, e.g. "~[slow]".
+# Runs the [cuda] tests without a GPU: the .cu files compiled with g++ against a CPU emulator of
+# the CUDA runtime (tests/cuda/emu/run.sh). EMU_TESTS selects tests, e.g. "~[slow]".
 EMU_TESTS ?=
 cuda-emu: deps
 	tests/cuda/emu/run.sh $(EMU_TESTS)
