@@ -20,12 +20,15 @@ bool same_view(const Tensor& a, const Tensor& b) {
 }
 }  // namespace
 
-AttentionOptions CausalSelfAttention::options(const AttentionTerms& terms, int64_t q_pos0) const {
+AttentionOptions CausalSelfAttention::options(const AttentionTerms& terms, int64_t q_pos0,
+                                              const Interventions& iv) const {
   AttentionOptions o;
   o.causal = causal;
   o.q_pos0 = q_pos0;
   o.rel_bias = terms.rel_bias;
   o.row_freqs = terms.row_freqs;
+  o.window = iv.attention_window;
+  o.log_scale_len = iv.log_scale ? iv.train_len : 0;
   return o;
 }
 
@@ -37,17 +40,19 @@ Tensor CausalSelfAttention::attend(const Tensor& q, const Tensor& k, const Tenso
   return attention(t.q, t.k, v, options(t, q_pos0));
 }
 
-Tensor CausalSelfAttention::forward(const Tensor& x, const PositionalEncoding& pe) const {
+Tensor CausalSelfAttention::forward(const Tensor& x, const PositionalEncoding& pe,
+                                    const Interventions& iv) const {
   int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = n_head, D = C / H;
   Tensor qkv = c_attn.forward(x);  // (B,T,3C)
   Tensor q = reshape(slice(qkv, 2, 0, C), {B, T, H, D});
   Tensor k = reshape(slice(qkv, 2, C, 2 * C), {B, T, H, D});
-  AttentionTerms t = pe.attention_terms(q, k, 0, causal);
+  AttentionTerms t = pe.attention_terms(q, k, 0, causal, iv.position_offset);
+  AttentionOptions o = options(t, 0, iv);
   Tensor y;  // (B,T,H,D)
   if (x.device() == Device::cpu && same_view(t.q, q) && same_view(t.k, k))
-    y = attention_packed(qkv, H, options(t, 0));  // q, k as c_attn made them: one node
+    y = attention_packed(qkv, H, o);  // q, k as c_attn made them: one node
   else
-    y = attention(t.q, t.k, reshape(slice(qkv, 2, 2 * C, 3 * C), {B, T, H, D}), options(t, 0));
+    y = attention(t.q, t.k, reshape(slice(qkv, 2, 2 * C, 3 * C), {B, T, H, D}), o);
   return c_proj.forward(reshape(y, {B, T, C}));
 }
 

@@ -17,6 +17,21 @@
 
 namespace poslab {
 
+// The evaluation's three interventions (docs/evaluation.md), which separate why a model fails
+// past its training length T0. The defaults change nothing; training never sets them.
+//   position_offset P   the window's tokens sit at positions P..P+T-1 (unseen absolute
+//                       positions without unseen distances)
+//   attention_window W  key j visible to query i only if |i - j| < W (0: no window): no
+//                       distance >= W is ever shown
+//   log_scale           row i's logits times max(1, ln(n_i) / ln(T0)), n_i its visible keys:
+//                       compensates attention spread over more keys than in training
+struct Interventions {
+  int64_t position_offset = 0;
+  int64_t attention_window = 0;
+  bool log_scale = false;
+  int64_t train_len = 0;  // T0, which log_scale compares against (GPT fills it in)
+};
+
 // Decoding state of one layer: keys (before RoPE) and values of the positions so far.
 struct LayerCache {
   Tensor k, v;  // (1, capacity, H, D)
@@ -31,8 +46,8 @@ struct CausalSelfAttention {
   CausalSelfAttention() = default;
   CausalSelfAttention(int64_t C, int64_t H, bool causal, Generator& gen, double proj_std,
                       DType dtype);
-  // x: (B,T,C) at positions 0..T-1 -> (B,T,C)
-  Tensor forward(const Tensor& x, const PositionalEncoding& pe) const;
+  // x: (B,T,C) at positions 0..T-1 (shifted by iv.position_offset) -> (B,T,C)
+  Tensor forward(const Tensor& x, const PositionalEncoding& pe, const Interventions& iv = {}) const;
   // x: (1,T,C), the next T positions after cache.len; appends to the cache.
   Tensor forward_cached(const Tensor& x, const PositionalEncoding& pe, LayerCache& cache) const;
   // The attention probabilities (B,H,T,T) of x (B,T,C), for plots (not dynamic scaling).
@@ -44,7 +59,8 @@ struct CausalSelfAttention {
   }
 
  private:
-  AttentionOptions options(const AttentionTerms& terms, int64_t q_pos0) const;
+  AttentionOptions options(const AttentionTerms& terms, int64_t q_pos0,
+                           const Interventions& iv = {}) const;
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const PositionalEncoding& pe,
                 int64_t q_pos0) const;
 };

@@ -18,8 +18,9 @@ struct Block {
         ln_2(C, dtype),
         attn(C, H, causal, gen, proj_std, dtype),
         mlp(C, gen, proj_std, dtype) {}
-  Tensor forward(const Tensor& x, const PositionalEncoding& pe) const {
-    Tensor h = add(x, attn.forward(ln_1.forward(x), pe));
+  Tensor forward(const Tensor& x, const PositionalEncoding& pe,
+                 const Interventions& iv = {}) const {
+    Tensor h = add(x, attn.forward(ln_1.forward(x), pe, iv));
     return add(h, mlp.forward(ln_2.forward(h)));
   }
   Tensor forward_cached(const Tensor& x, const PositionalEncoding& pe, LayerCache& cache) const {

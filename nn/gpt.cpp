@@ -71,19 +71,36 @@ Tensor GPT::head(const Tensor& x) const {
   return matmul(ln_f_.forward(x), transpose(wte_.weight, 0, 1));  // (B,T,C) @ (C,V)
 }
 
-Tensor GPT::logits(const Ids& ids) const {
+// The interventions as this model can take them, with T0 filled in; bad values named by flag.
+static Interventions checked(const Interventions& in, const GPTConfig& cfg, int64_t T) {
+  Interventions iv = in;
+  iv.train_len = cfg.block_size;
+  if (iv.position_offset < 0)
+    fail("--position-offset: expected P >= 0, but got ", iv.position_offset);
+  if (iv.attention_window < 0)
+    fail("--attention-window: expected W >= 1, but got ", iv.attention_window);
+  if (cfg.pe == PeKind::learned && iv.position_offset + T > cfg.max_len)
+    fail("--position-offset: positions ", iv.position_offset, "..", iv.position_offset + T - 1,
+         " need P + L = ", iv.position_offset + T,
+         " <= max_len, but the learned table has max_len = ", cfg.max_len);
+  return iv;
+}
+
+Tensor GPT::logits(const Ids& ids, const Interventions& in) const {
   if (ids.shape.size() != 2)
     fail("model: expected ids of shape (B,T), but got ", shape_str(ids.shape));
-  Tensor x = pe_->add_to_embeddings(wte_.forward(ids), 0);
-  for (const Block& b : blocks_) x = b.forward(x, *pe_);
+  const Interventions iv = checked(in, cfg_, ids.shape[1]);
+  Tensor x = pe_->add_to_embeddings(wte_.forward(ids), iv.position_offset);
+  for (const Block& b : blocks_) x = b.forward(x, *pe_, iv);
   return head(x);
 }
 
-Tensor GPT::loss(const Ids& ids, const Ids& targets, Tensor* row_loss) const {
+Tensor GPT::loss(const Ids& ids, const Ids& targets, Tensor* row_loss,
+                 const Interventions& iv) const {
   if (targets.shape != ids.shape)
     fail("model: expected targets of shape ", shape_str(ids.shape), ", but got ",
          shape_str(targets.shape));
-  Tensor lg = logits(ids);
+  Tensor lg = logits(ids, iv);
   return cross_entropy(reshape(lg, {-1, cfg_.vocab_size}), targets, row_loss);
 }
 

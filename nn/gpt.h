@@ -48,10 +48,12 @@ class GPT {
  public:
   GPT(const GPTConfig& cfg, uint64_t seed);
 
-  // ids: (B,T) -> logits (B,T,V)
-  Tensor logits(const Ids& ids) const;
+  // ids: (B,T) -> logits (B,T,V); iv: the evaluation's interventions (nn/attention.h), checked
+  // here against the model (learned: offset + T <= max_len).
+  Tensor logits(const Ids& ids, const Interventions& iv = {}) const;
   // mean cross-entropy of the next-token targets (B,T); row_loss: per position (B*T)
-  Tensor loss(const Ids& ids, const Ids& targets, Tensor* row_loss = nullptr) const;
+  Tensor loss(const Ids& ids, const Ids& targets, Tensor* row_loss = nullptr,
+              const Interventions& iv = {}) const;
   // Attention probabilities (B,H,T,T) of block `layer` for ids (B,T).
   Tensor attention_map(const Ids& ids, int64_t layer) const;
   // Incremental decoding: feeds ids (1,T) after what the cache holds -> logits (1,T,V).

@@ -38,8 +38,9 @@ Tensor alibi_bias(const std::vector<double>& slopes, int64_t q_pos0, int64_t Tq,
   return Tensor::from_vector(b, {H, W}, dtype);
 }
 
+// offset: ignored, the bias depends on i - j alone (a test says so).
 AttentionTerms ALiBi::attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0,
-                                      bool /*causal*/) const {
+                                      bool /*causal*/, int64_t /*offset*/) const {
   int64_t Tq = q.size(1), Tk = k.size(1);
   Cached& c = cached_;
   bool same = c.table.defined() && c.q_pos0 == q_pos0 && c.Tq == Tq && c.Tk == Tk &&

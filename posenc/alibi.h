@@ -42,8 +42,8 @@ class ALiBi final : public PositionalEncoding {
  public:
   explicit ALiBi(int64_t n_head) : slopes_(alibi_slopes(n_head)) {}
   PeKind kind() const override { return PeKind::alibi; }
-  AttentionTerms attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0,
-                                 bool causal) const override;
+  AttentionTerms attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0, bool causal,
+                                 int64_t offset = 0) const override;
   const std::vector<double>& slopes() const { return slopes_; }
 
  private:

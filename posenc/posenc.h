@@ -41,6 +41,9 @@ struct RopeScaling {
   ScalingKind kind = ScalingKind::none;
   double factor = 0;      // 0: s = max(1, L / train_len) for a window of length L
   int64_t train_len = 0;  // T0, the training context length
+  // linear only: >= 0 interpolates this one rotation pair alone (its angle divided by s), the
+  // others unchanged: the study's frequency-by-frequency surgery. -1: every pair.
+  int64_t pair = -1;
 };
 
 struct PosencConfig {
@@ -80,10 +83,12 @@ class PositionalEncoding {
   // Place 1. x: (B,T,C) at positions pos0..pos0+T-1. Default: unchanged.
   virtual Tensor add_to_embeddings(const Tensor& x, int64_t /*pos0*/) const { return x; }
   // Place 2. q: (B,Tq,H,D) at positions q_pos0..; k: (B,Tk,H,D) at positions 0..Tk-1 (Tk is
-  // the length of the whole context, which RoPE scaling picks s from). Default: q and k as
-  // given, no bias.
+  // the length of the whole context, which RoPE scaling picks s from). offset (the evaluation's
+  // --position-offset): the whole window sits offset positions further on, so query row i is at
+  // offset + q_pos0 + i and key j at offset + j; only absolute schemes care (RoPE's angles;
+  // relative biases depend on i - j alone). Default: q and k as given, no bias.
   virtual AttentionTerms attention_terms(const Tensor& q, const Tensor& k, int64_t /*q_pos0*/,
-                                         bool /*causal*/) const {
+                                         bool /*causal*/, int64_t /*offset*/ = 0) const {
     return {q, k, Tensor(), Tensor()};
   }
   // Learned parameters with their checkpoint names (docs/formats.md).

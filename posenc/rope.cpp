@@ -1,7 +1,5 @@
 #include "posenc/rope.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 
@@ -116,11 +114,16 @@ static Tensor interleaved_order(const Tensor& x, int64_t r) {
   return y;
 }
 
-AttentionTerms RoPE::attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0,
-                                     bool causal) const {
+AttentionTerms RoPE::attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0, bool causal,
+                                     int64_t offset) const {
   int64_t L = k.size(1);
+  if (offset < 0) fail("rope: expected a position offset >= 0, but got ", offset);
+  if (offset > 0 && scaling_.kind != ScalingKind::none)
+    fail("--position-offset: only defined with --rope-scaling none (a scaling picks its factor ",
+         "from the window's length, not its positions), but got --rope-scaling ",
+         scaling_name(scaling_.kind));
   if (scaling_.kind != ScalingKind::dynamic)
-    return {rotate(q, q_pos0, L), rotate(k, 0, L), Tensor(), Tensor()};
+    return {rotate(q, offset + q_pos0, L), rotate(k, offset, L), Tensor(), Tensor()};
   if (!causal) fail("rope: dynamic scaling needs a causal model");
   if (q.dim() != 4 || q.size(3) != d_)
     fail("rope: expected q (B,T,H,D) with D = ", d_, ", but got ", shape_str(q.shape()));

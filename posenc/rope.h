@@ -63,8 +63,10 @@ class RoPE final : public PositionalEncoding {
   PeKind kind() const override { return PeKind::rope; }
   // q and k rotated at their positions; with dynamic scaling, q and k as given and each query
   // row's own frequencies (row_freqs), since no single rotation of the keys serves every row.
-  AttentionTerms attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0,
-                                 bool causal) const override;
+  // offset: positions shift by it (q row i at offset + q_pos0 + i, key j at offset + j); only
+  // without scaling (the evaluation's --position-offset).
+  AttentionTerms attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0, bool causal,
+                                 int64_t offset = 0) const override;
   // x: (B,T,H,D) (q or k) at positions pos0..pos0+T-1 in a context of length L (from which
   // the scaling picks s), rotated. Not for dynamic scaling.
   Tensor rotate(const Tensor& x, int64_t pos0, int64_t L) const;

@@ -43,13 +43,22 @@ double yarn_mscale(double s) {
 
 RopeFrequencies rope_frequencies(int64_t D, double theta, const RopeScaling& sc, int64_t L) {
   RopeFrequencies r;
+  if (sc.pair >= 0 && sc.kind != ScalingKind::linear)
+    fail("rope scaling: one pair alone is interpolated with linear scaling only, but got ",
+         scaling_name(sc.kind));
   switch (sc.kind) {
     case ScalingKind::none:
       r.freq = rope_base_frequencies(D, theta);
       break;
     case ScalingKind::linear:
       r.freq = rope_base_frequencies(D, theta);
-      r.pos_scale = 1 / rope_scale_factor(sc, L);
+      if (sc.pair < 0) {
+        r.pos_scale = 1 / rope_scale_factor(sc, L);
+      } else {  // one pair interpolated alone: its angle p freq_i / s, the others as trained
+        if (sc.pair >= D / 2)
+          fail("rope scaling: pair ", sc.pair, " out of range: a head rotates ", D / 2, " pairs");
+        r.freq[sc.pair] /= rope_scale_factor(sc, L);
+      }
       break;
     case ScalingKind::ntk:
       r.freq = rope_base_frequencies(D, ntk_theta(theta, D, rope_scale_factor(sc, L)));

@@ -61,8 +61,9 @@ T5Bias::T5Bias(int64_t n_head, const T5Options& o, Generator& gen, DType dtype) 
 
 // q and k as given; the bias table of every relative position this attention meets. Its bucket
 // form follows the model's mask (options().causal, checked against the call's).
+// offset: ignored, the buckets depend on i - j alone (a test says so).
 AttentionTerms T5Bias::attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0,
-                                       bool causal) const {
+                                       bool causal, int64_t /*offset*/) const {
   if (causal != opt_.causal)
     fail("t5: the table was built for a ", opt_.causal ? "causal" : "bidirectional",
          " model, but attention is ", causal ? "causal" : "bidirectional");

@@ -157,6 +157,9 @@ int cmd_eval(int argc, char** argv) {
           {"buckets", "N  position buckets (default 16)"},
           {"rope-scaling", "linear|ntk|dynamic|yarn  zero-shot RoPE scaling"},
           {"factor", "s  scaling factor >= 1 (default max(1, L/T0))"},
+          {"position-offset", "P  the window's tokens sit at positions P..P+L-1 (default 0)"},
+          {"attention-window", "W  key j visible to query i only if |i-j| < W (default: none)"},
+          {"logit-scale", "none|log  log: row i's logits times max(1, ln n_i / ln T0)"},
           {"json", "print one JSON object", true},
           {"device", "cpu|cuda (default cpu)"}},
          argc, argv);
@@ -181,22 +184,38 @@ int cmd_eval(int argc, char** argv) {
     sc.factor = a.number("factor", 0, 1, 1e9);
   }
   ck.model->posenc().set_scaling(sc);
+  Interventions iv;
+  iv.position_offset = a.integer("position-offset", 0, 0, INT64_MAX / 2);
+  iv.attention_window = a.integer("attention-window", 0, 1, INT64_MAX / 2);
+  iv.log_scale = a.choice("logit-scale", "none", {"none", "log"}) == "log";
+  if (iv.position_offset > 0 && sc.kind != ScalingKind::none)
+    fail(
+        "--position-offset: only defined with --rope-scaling none (a scaling picks its factor "
+        "from the window's length, not its positions), but got --rope-scaling ",
+        scaling_name(sc.kind));
   std::vector<uint16_t> toks = load_tokens(data + "/" + split + ".bin", vocab.size());
-  EvalResult r = evaluate(*ck.model, toks, L, windows, std::min(buckets, L), split);
+  EvalResult r = evaluate(*ck.model, toks, L, windows, std::min(buckets, L), split, nullptr, 0, iv);
   if (a.boolean("json", false)) {
     std::string j = r.json();
     j.pop_back();
-    char extra[256];
+    char extra[512];
     std::snprintf(extra, sizeof extra,
-                  ",\"split\":\"%s\",\"pe\":\"%s\",\"rope_scaling\":\"%s\",\"step\":%lld}",
+                  ",\"split\":\"%s\",\"pe\":\"%s\",\"rope_scaling\":\"%s\",\"step\":%lld,"
+                  "\"position_offset\":%lld,\"attention_window\":%lld,\"logit_scale\":\"%s\"}",
                   split.c_str(), pe_name(ck.model->config().pe), scaling_name(sc.kind),
-                  (long long)ck.step);
+                  (long long)ck.step, (long long)iv.position_offset, (long long)iv.attention_window,
+                  iv.log_scale ? "log" : "none");
     std::printf("%s%s\n", j.c_str(), extra);
   } else {
     std::printf("%s L=%lld %s: loss %.4f nats, ppl %.3f over %lld tokens (%lld windows)%s\n",
                 pe_name(ck.model->config().pe), (long long)L, split.c_str(), r.loss, r.ppl,
                 (long long)r.tokens, (long long)r.windows,
                 ck.model->config().causal ? "" : "  [causal=false: not a perplexity]");
+    if (iv.position_offset > 0 || iv.attention_window > 0 || iv.log_scale)
+      std::printf("  interventions: position offset %lld, attention window %s, logit scale %s\n",
+                  (long long)iv.position_offset,
+                  iv.attention_window > 0 ? std::to_string(iv.attention_window).c_str() : "none",
+                  iv.log_scale ? "log" : "none");
     for (const auto& b : r.buckets)
       std::printf("  positions %5lld-%5lld  loss %.4f\n", (long long)b.start, (long long)b.end - 1,
                   b.loss);

@@ -13,7 +13,8 @@ namespace {
 // activations (B L C per layer, logits B L V); attention never forms an L x L matrix
 // (nn/attention_op.h).
 std::vector<double> window_losses(const GPT& model, const std::vector<uint16_t>& tokens,
-                                  const std::vector<int64_t>& offsets, int64_t L, int64_t batch) {
+                                  const std::vector<int64_t>& offsets, int64_t L, int64_t batch,
+                                  const Interventions& iv = {}) {
   NoGrad no_grad;
   int64_t n = static_cast<int64_t>(offsets.size());
   int64_t per = batch > 0 ? batch : std::max<int64_t>(1, kEvalBatchTokens / L);
@@ -27,7 +28,7 @@ std::vector<double> window_losses(const GPT& model, const std::vector<uint16_t>&
         x.data[b * L + t] = tokens[o + t], y.data[b * L + t] = tokens[o + t + 1];
       }
     Tensor rows;  // (B L)
-    model.loss(x, y, &rows);
+    model.loss(x, y, &rows, iv);
     std::vector<double> v = rows.to_vector();
     std::copy(v.begin(), v.end(), out.begin() + w0 * L);
   }
@@ -67,7 +68,7 @@ std::vector<int64_t> sliding_offsets(int64_t n, int64_t window, int64_t last) {
 
 EvalResult evaluate(const GPT& model, const std::vector<uint16_t>& tokens, int64_t L,
                     int64_t windows, int64_t buckets, const std::string& split,
-                    std::vector<double>* target_loss, int64_t batch) {
+                    std::vector<double>* target_loss, int64_t batch, const Interventions& iv) {
   if (L <= 0) fail("--len: expected a positive length, but got ", L);
   if (buckets <= 0 || buckets > L) fail("--buckets: expected 1..", L, ", but got ", buckets);
   int64_t n = static_cast<int64_t>(tokens.size());
@@ -77,7 +78,7 @@ EvalResult evaluate(const GPT& model, const std::vector<uint16_t>& tokens, int64
   int64_t W = windows > 0 ? std::min(windows, fit) : fit;
   std::vector<int64_t> offsets(W);
   for (int64_t w = 0; w < W; ++w) offsets[w] = w * L;
-  std::vector<double> v = window_losses(model, tokens, offsets, L, batch);
+  std::vector<double> v = window_losses(model, tokens, offsets, L, batch, iv);
   EvalResult r;
   r.len = L;
   r.windows = W;

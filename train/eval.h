@@ -58,9 +58,12 @@ struct EvalResult {
 // batch: windows per forward pass (0: enough to hold about kEvalBatchTokens tokens). Each
 // window is still computed on its own; a batch only shares the matrix products, so the
 // losses equal those of batch = 1 up to float rounding of the products.
+// iv: the interventions of docs/evaluation.md (position offset, attention window, log scale),
+// applied to every window.
 EvalResult evaluate(const GPT& model, const std::vector<uint16_t>& tokens, int64_t L,
                     int64_t windows, int64_t buckets, const std::string& split_name,
-                    std::vector<double>* target_loss = nullptr, int64_t batch = 0);
+                    std::vector<double>* target_loss = nullptr, int64_t batch = 0,
+                    const Interventions& iv = {});
 
 // Tokens per forward pass when evaluate and sliding_losses pick the batch themselves.
 constexpr int64_t kEvalBatchTokens = 2048;
