@@ -6,7 +6,10 @@ set -euo pipefail
 # for `prepare --corpus kjv` (the study's long-range corpus; a 2.5 MB download, so always
 # installed). `poslab prepare` never installs anything; without a package it names the
 # apt-get line.
-pkgs=(cmake g++ make libopenblas-openmp-dev catch2 fortunes fortunes-min fortunes-zh bible-kjv)
+# fonts-wqy-microhei (1.6 MB) draws the Chinese in the SVGs `attend` writes: they name a CJK font
+# first ('Noto Sans CJK SC', 'WenQuanYi Micro Hei'); without one a viewer may show boxes.
+pkgs=(cmake g++ make libopenblas-openmp-dev catch2 fortunes fortunes-min fortunes-zh bible-kjv
+      fonts-wqy-microhei)
 if [ "${POSLAB_FUZZ:-0}" = 1 ]; then pkgs+=(clang libclang-rt-14-dev); fi
 # PyTorch (Debian's, for /usr/bin/python3) with POSLAB_TORCH=1, as make test, test-portable and
 # bench ask: the independent reference our evaluation is checked against
