@@ -1,43 +1,39 @@
-// attention_kernels.cpp — the fused attention on the CPU (semantics: attention_op.h).
+// attention_kernels.cpp — the fused attention on the CPU (semantics: attention_op.h; the same
+// math as plain loops: attention_reference.cpp).
 //
-// Rows are processed in blocks of kRowBlock queries: a block needs only the keys its last row
-// can see (causal), so about half of the T x T work of a causal head is skipped, and memory
-// is one block of scores per thread (48 x Tk), never a T x T matrix. A head's K^T and V enter
-// every block's products: our sgemm packs K^T once per head (HeadOperand below), not once per
-// block, and reads V (whole panels of D = 32 columns) in place.
+// Rows are processed in blocks of kRowBlock queries: a block needs only the keys its rows can
+// see (causal: up to its last row's position; with a window, from its first row's first key),
+// so about half of the T x T work of a causal head is skipped, and all but ~(48 + W) keys a
+// block with a window W; memory is one block of scores per thread (48 x Tk), never a T x T
+// matrix. Per block:
+//   S = scale Q K^T  (R, J)    then per row: S += bias, S *= lambda, mask, softmax  (P, lse)
+//   O = P V          (R, D)
+// A head's K^T and V enter every block's products: they are packed once per head
+// (PackedOperand, tensor/parallel.h), not once per block; with a window, once per block, for
+// the block's keys only.
 //
-// Inside a block the mask still zeroes a triangle: the block's last 48 keys are seen by only
-// some of its rows. Each product tells our sgemm where (CausalBand, tensor/sgemm.h), and sgemm
-// skips the register tiles of masked scores and the k-terms that multiply masked zeros. At
-// T = 256 a head's 7 products then do 4% more multiply-adds than the triangle (256 x 257 / 2
-// scores) with the AVX2 kernel's 6 x 16 tiles and 7% more with AVX-512's 12 x 32, where whole
-// blocks did 17.5% more. Measured with bench_ops (T = 256, forward + backward, medians of 41,
-// plain, rope and alibi, 4 rounds alternating with whole blocks, Zen 5, 2 threads): AVX2 kernel
-// 6.55 ms vs 7.05 (medians of the 12 figures; faster in 8 of 12 pairs), AVX-512 kernel (same
-// build) 4.5 vs 4.95 (faster in 9 of 12). The machine drifts 10-20% between rounds: compare
-// pairs, not runs.
-#include <omp.h>
-
+// Inside a block the causal mask still zeroes a triangle: the block's last keys are seen by
+// only some of its rows. Each product tells our sgemm where (CausalBand, tensor/sgemm.h), and
+// sgemm skips the register tiles of masked scores and the k-terms that multiply masked zeros
+// (bench/ops, attention forward + backward, against whole blocks). The threads share out whole
+// heads (parallel_items, tensor/parallel.h; bench/train_step).
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
-#include <type_traits>
 #include <vector>
 
 #include "nn/attention_kernels.h"
 #include "tensor/fast_exp.h"
-#include "tensor/sgemm.h"
+#include "tensor/parallel.h"
 
 namespace poslab::kernel {
 namespace {
 
 // 48 rows: a multiple of both micro-kernels' tile heights (12 with AVX-512, 6 with AVX2), so
-// no strip of a block is ragged (64 left 4 rows of 12 to pack and pad in every block), and
-// small enough that the causal blocks skip most of the masked half. Larger blocks (96-192 rows,
-// measured 2026-12-04, bench/RESULTS.md) ran attention alone 3-5% faster at T = 256 but the
-// AVX2 step under 1% faster and the AVX-512 step no faster, and each thread's block of scores
-// (rows x Tk) grows with them: at 192 rows one window of 8192 took more than 100 MB.
+// no strip of a block is ragged, and small enough that the causal blocks skip most of the
+// masked half. Larger blocks ran attention alone a little faster but not a training step
+// (bench/train_step), and each thread's block of scores (rows x Tk) grows with them: too much
+// memory for evaluation windows of thousands of tokens.
 constexpr int64_t kRowBlock = 48;
 
 struct Dims {
@@ -53,56 +49,6 @@ template <class T>
 T* head_ptr(const Tensor& x, int64_t b, int64_t h) {
   return x.data<T>() + b * x.strides()[0] + h * x.strides()[2];
 }
-
-// The heads [0, n) shared out among the threads, each thread first taking its own contiguous
-// range from the front, then, once that is empty, heads from the back of the others' ranges.
-// bh = b H + h, so a range is whole sequences: the rows of (B T, C) that the same thread wrote
-// in the q, k, v projection and reads in the output projection (sgemm gives each thread a
-// contiguous range of rows), which then stay in its core's caches. Taking from the back lets a
-// faster core finish a slower one's heads (cores here run at different speeds for seconds at a
-// time, bench/RESULTS.md) and keeps the answer right for a team of any size. Which thread
-// computes a head does not change its bits.
-class HeadRanges {
- public:
-  // More threads, or more heads than 32 bits count: ok() is false, and callers fall back to a
-  // plain dynamic loop.
-  static constexpr int kMaxThreads = 64;
-  HeadRanges(int64_t n, int nt)
-      : nt_(nt), ok_(nt >= 1 && nt <= kMaxThreads && n < (int64_t(1) << 31)) {
-    if (!ok_) return;
-    for (int t = 0; t < nt; ++t) range_[t].v.store(pack(n * t / nt, n * (t + 1) / nt));
-  }
-  bool ok() const { return ok_; }
-  // The next head for thread t, or -1 when every head is taken.
-  int64_t next(int t) {
-    int64_t h;
-    if (t < nt_ && take(t, true, &h)) return h;
-    for (int k = 1; k <= nt_; ++k)
-      if (take((t + k) % nt_, false, &h)) return h;
-    return -1;
-  }
-
- private:
-  struct alignas(64) Range {  // [lo, hi) packed as lo << 32 | hi, one cache line each
-    std::atomic<uint64_t> v{0};
-  };
-  static uint64_t pack(int64_t lo, int64_t hi) { return uint64_t(lo) << 32 | uint64_t(hi); }
-  bool take(int t, bool front, int64_t* h) {
-    uint64_t v = range_[t].v.load(std::memory_order_relaxed);
-    for (;;) {
-      const int64_t lo = int64_t(v >> 32), hi = int64_t(v & 0xffffffffu);
-      if (lo >= hi) return false;
-      const uint64_t taken = front ? pack(lo + 1, hi) : pack(lo, hi - 1);
-      if (range_[t].v.compare_exchange_weak(v, taken, std::memory_order_relaxed)) {
-        *h = front ? lo : hi - 1;
-        return true;
-      }
-    }
-  }
-  int nt_;
-  bool ok_;
-  Range range_[kMaxThreads];
-};
 
 // The keys [lo, hi) the query at position P may attend to: j <= P (causal) and |P - j| <
 // window (window > 0). Empty (lo == hi) when the masks leave it none.
@@ -142,14 +88,11 @@ inline RowSpan row_span(const Dims& d, const AttentionOptions& o, int64_t i, int
   return {k.lo - j0, k.hi - j0};
 }
 
-// The exp loops of a row run over whole vectors: [0, visible) rounded up to a multiple of
-// kLanes (16 floats: one AVX-512 vector, two AVX2 ones), at most J. The masked columns in the
-// padding are first set to -inf, whose exp is 0, so they add nothing to a maximum or a sum and
-// come out as P = 0. Without it each row ended in a scalar remainder loop of up to 15 exps,
-// one element at a time. Measured at T = 256 (B 16, 4 heads of 32; medians of 41, 12 rounds
-// alternating with the old code, 2 threads of a Zen 5 EPYC, 2026-12-02): forward 1.80 -> 1.56 ms
-// with AVX-512 (faster in 11 of 12 pairs), 2.38 -> 2.25 ms in the AVX2 build (10 of 12); forward
-// + backward 5.38 -> 5.27 and 7.40 -> 7.33 ms (11 and 9 of 12). The sums' rounding can change.
+// The exp loops of a row run over whole vectors: up to its last key rounded up to a multiple
+// of kLanes (16 floats: one AVX-512 vector, two AVX2 ones), at most J. The masked columns in
+// the padding are first set to -inf, whose exp is 0, so they add nothing to a maximum or a sum
+// and come out as P = 0. Without it each row ended in a scalar remainder loop of up to 15
+// exps, one element at a time (bench/ops, attention forward).
 constexpr int64_t kLanes = 16;
 inline int64_t vector_end(int64_t visible, int64_t J) {
   return std::min(J, (visible + kLanes - 1) / kLanes * kLanes);
@@ -160,83 +103,6 @@ template <class T>
 const T* bias_row(const AttentionOptions& o, const Dims& d, int64_t h, int64_t i) {
   if (!o.rel_bias.defined()) return nullptr;
   return o.rel_bias.data<T>() + h * (d.Tq + d.Tk - 1) + (d.Tq - 1 - i);
-}
-
-// Asks the cache for rows [r0, r1) of a head matrix (row stride ld, D values a row): one
-// prefetch per 64-byte line. A row block's 48 rows of Q (and of dO in backward) are 48 short
-// rows far apart (a row of q is 128 bytes of every 512 or 1536), too short for the hardware's
-// stream prefetchers, so the first product that reads them (S = Q K^T, rebuilt in backward)
-// waited on memory for each: it took 4.1-4.2 Mcycles per layer where the same product run
-// twice in a row took 3.3 on its second run (canonical step's attention, one thread, AVX2
-// build). The loops below ask for the next block's rows while the current block works.
-// bench_ops, attention at T = 256 forward + backward, medians of 41, old and new alternating
-// (Zen 5 EPYC, 2 threads, 2026-12-02): AVX-512 6.2 -> 5.7 ms (plain), 6.8 -> 6.3 (rope), 6.4 ->
-// 6.1 (alibi), faster in 14 of 15 pairs; AVX2 build 9.9 -> 9.5, 10.35 -> 10.1, 10.0 -> 9.8,
-// 22 of 30. Asking for V's next rows too, or for the first rows before a head's K^T and V^T
-// are packed in backward, gained nothing.
-template <class T>
-inline void prefetch_rows(const T* x, int64_t ld, int64_t r0, int64_t r1, int64_t D) {
-  constexpr int64_t line = 64 / sizeof(T);
-  for (int64_t r = r0; r < r1; ++r)
-    for (int64_t c = 0; c < D; c += line) __builtin_prefetch(x + r * ld + c);
-}
-
-// This thread's scratch buffer number `slot`, grown as needed and kept: the step's attention
-// allocates nothing once the first step has sized them.
-template <class T>
-T* scratch(int slot, int64_t n) {
-  static thread_local std::vector<T> buffers[2];
-  if (static_cast<int64_t>(buffers[slot].size()) < n) buffers[slot].resize(n);
-  return buffers[slot].data();
-}
-
-// One head's right-hand operand op(B) (K, N) of the row-block products: K^T, V, ... When our
-// sgemm multiplies (f32 with the AVX2 or AVX-512 kernel), K^T is packed once for all the
-// head's blocks, and V or K (D = 32 columns: whole panels) are read in place, their rows
-// already being panel rows. Otherwise gemm<T> reads B in place (f64, POSLAB_GEMM=blas, CPUs
-// without AVX2).
-template <class T>
-struct HeadOperand {
-  const T* B = nullptr;
-  int64_t ld = 0, K = 0, N = 0;
-  bool trans = false;  // B stores op(B)^T
-  bool ours = false;   // sgemm_prepacked multiplies, with `packed` below
-  PackedB packed{nullptr, 0, 0};
-  int slot;  // which of the thread's packing buffers
-  explicit HeadOperand(int s) : slot(s) {}
-  void set(const T* b, int64_t ld_, bool trans_, int64_t K_, int64_t N_) {
-    B = b, ld = ld_, trans = trans_, K = K_, N = N_;
-    if constexpr (std::is_same_v<T, float>) {
-      if (const SgemmKernel* uk = sgemm_kernel()) {
-        ours = true;
-        if (sgemm_in_place(*uk, trans, N, ld)) {
-          packed = {B, K, N, ld};
-          return;
-        }
-        static thread_local std::vector<float> buffers[5];
-        std::vector<float>& buf = buffers[slot];
-        buf.resize(static_cast<size_t>(sgemm_packed_floats(*uk, K, N)));
-        sgemm_pack(*uk, trans, K, N, B, ld, buf.data());
-        packed = {buf.data(), K, N};
-      }
-    }
-  }
-};
-
-// C (M,n) = alpha op(A) (M,kc) op(B)[0:kc, 0:n] + beta C: a block of rows against a leading
-// block of the head's operand. `band` (tensor/sgemm.h) tells our sgemm which tiles and terms
-// the causal mask makes zero or unwanted; gemm<T> (f64, OpenBLAS) computes them all, which is
-// the same result: the skipped terms are zeros, the skipped tiles are masked scores that the
-// callers never read.
-template <class T>
-void head_gemm(bool ta, int64_t M, int64_t n, int64_t kc, T alpha, const T* A, int64_t lda,
-               const HeadOperand<T>& b, T beta, T* C, int64_t ldc, CausalBand band = {}) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (b.ours)
-      return sgemm_prepacked(*sgemm_kernel(), ta, M, n, kc, alpha, A, lda, b.packed, beta, C, ldc,
-                             band);
-  }
-  gemm<T>(ta, b.trans, M, n, kc, alpha, A, lda, b.B, b.ld, beta, C, ldc);
 }
 
 // The band of a causal row block whose row 0 is the query at position `row0` and whose column
@@ -255,15 +121,13 @@ inline CausalBand causal_band(const AttentionOptions& o, CausalBand::Kind kind, 
 //   q' . R(t) k = cos t (a x + b y) + sin t (b x - a y)
 // Each row has its own w, so this is no matrix product: O(J D) work per row, in double.
 // The loops run over keys, kLanesF64 at a time, one pair p after another, adding each pair's
-// term into the row's sums: lane l of a chunk starting at key j0 holds cos, sin of
-// (j0 + l) w_p, and the next chunk's come from the angle-addition rule with the step
+// term into the row's sums: lane l of a chunk starting at key c0 holds cos, sin of
+// (c0 + l) w_p, and the next chunk's come from the angle-addition rule with the step
 // kLanesF64 w_p (no trig in the loop; in double the error stays ~1e-13 over 10^4 keys).
 // The keys' pairs are split once per block into x[p][j], y[p][j], contiguous in j. Each row
 // stops at the keys it can see (rounded up to whole lanes): scores_to_probs reads no further.
-// An earlier version looped over the pairs inside each key and ended every score in a sum
-// across the vector's lanes: the study's whole dynamic-scaling evaluation of one model
-// (bench_eval_study, one thread of a Zen 5 EPYC) took 268.0 s with it, 120.1 s with this, the
-// losses equal to 2e-10 (bench/RESULTS.md).
+// (Looping over the pairs inside each key, with a sum across the vector's lanes per score,
+// was about twice as slow: bench/eval_study, the dynamic-scaling evaluation.)
 constexpr int64_t kLanesF64 = 8;
 template <class T>
 void rotary_scores(const T* Q, int64_t sq, const T* K, int64_t sk, const AttentionOptions& o,
@@ -292,11 +156,11 @@ void rotary_scores(const T* Q, int64_t sq, const T* K, int64_t sk, const Attenti
         cs[l] = cs[l - 1] * c1 - sn[l - 1] * s1, sn[l] = sn[l - 1] * c1 + cs[l - 1] * s1;
       const double cstep = std::cos(kLanesF64 * w[p]), sstep = std::sin(kLanesF64 * w[p]);
       const double *x = kx.data() + p * Jp, *y = ky.data() + p * Jp;
-      for (int64_t j0 = 0; j0 < n; j0 += kLanesF64) {
+      for (int64_t c0 = 0; c0 < n; c0 += kLanesF64) {
 #pragma omp simd
         for (int64_t l = 0; l < kLanesF64; ++l) {
-          const double xv = x[j0 + l], yv = y[j0 + l];
-          acc[j0 + l] += cs[l] * (a * xv + bq * yv) + sn[l] * (bq * xv - a * yv);
+          const double xv = x[c0 + l], yv = y[c0 + l];
+          acc[c0 + l] += cs[l] * (a * xv + bq * yv) + sn[l] * (bq * xv - a * yv);
           const double nc = cs[l] * cstep - sn[l] * sstep;
           sn[l] = sn[l] * cstep + cs[l] * sstep;
           cs[l] = nc;
@@ -382,66 +246,71 @@ void scores_to_probs(T* S, int64_t ldS, int64_t i0, int64_t i1, int64_t j0, int6
   }
 }
 
-// Forward for every (b,h), in row blocks: S = scale Q K^T (or the rotary scores) for kRowBlock
-// queries at a time against the keys the block can see, softmax in place, O = P V.
+// One thread's operands: K^T (D,J) and V (J,D) of the head (or, with a window, the block) it
+// packed last.
+template <class T>
+struct ForwardThread {
+  PackedOperand<T> kt{0}, vb{1};
+  int64_t packed = -1;  // the head whose whole K^T and V they hold, or -1
+};
+
+// Rows [i0, i0 + kRowBlock) of head bh: S = scale Q K^T (or the rotary scores) against the
+// keys the block sees, softmax in place (with lse), O = P V.
+template <class T>
+void forward_block(const AttentionTensors& t, const AttentionOptions& o, const Dims& d,
+                   ForwardThread<T>& th, int64_t bh, int64_t i0) {
+  int64_t sq = t.q.strides()[1], sk = t.k.strides()[1], sv = t.v.strides()[1], so = d.H * d.D;
+  int64_t b = bh / d.H, h = bh % d.H, i1 = std::min(d.Tq, i0 + kRowBlock);
+  T* lse = t.lse.defined() ? t.lse.data<T>() + bh * d.Tq : nullptr;
+  const KeySpan keys = block_keys(d, o, i0, i1);
+  const int64_t j0 = keys.lo, J = keys.hi - keys.lo;  // the block's keys j0 .. j0+J-1
+  T* O = t.out.data<T>() + b * d.Tq * so + h * d.D;
+  if (J <= 0) {  // no row of the block sees a key: out 0
+    for (int64_t i = i0; i < i1; ++i) {
+      std::fill(O + i * so, O + i * so + d.D, T(0));
+      if (lse) lse[i] = -std::numeric_limits<T>::infinity();
+    }
+    return;
+  }
+  const T *Q = head_ptr<T>(t.q, b, h), *K = head_ptr<T>(t.k, b, h) + j0 * sk,
+          *V = head_ptr<T>(t.v, b, h) + j0 * sv;
+  if (o.window > 0) {  // each block its own keys: packed per block, only its window
+    th.kt.set(K, sk, true, d.D, J), th.vb.set(V, sv, false, J, d.D);
+  } else if (th.packed != bh) {
+    prefetch_rows(Q, sq, i0, i1, d.D);  // arrives while K^T is packed
+    th.kt.set(K, sk, true, d.D, d.Tk), th.vb.set(V, sv, false, d.Tk, d.D);
+    th.packed = bh;
+  }
+  prefetch_rows(Q, sq, i1, std::min(d.Tq, i1 + kRowBlock), d.D);  // the next block's
+  T* S = thread_scratch<T>(0, kRowBlock * d.Tk);  // scores, then probabilities (R, J)
+  const int64_t row0 = o.q_pos0 + i0;
+  if (o.row_freqs.defined())
+    rotary_scores<T>(Q, sq, K, sk, o, d, i0, i1, j0, J, S, J);
+  else
+    packed_gemm<T>(false, i1 - i0, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, th.kt, T(0), S,
+                   J, causal_band(o, CausalBand::cols, row0, j0));
+  scores_to_probs<T>(S, J, i0, i1, j0, J, h, d, o, lse);
+  packed_gemm<T>(false, i1 - i0, d.D, J, T(1), S, J, th.vb, T(0), O + i0 * so, so,
+                 causal_band(o, CausalBand::k_upto, row0, j0));
+}
+
+// Forward for every (b,h), in row blocks. Whole heads per thread when there are enough heads
+// to share out: a head's K^T and V are then packed once for all its blocks, and a thread's
+// heads are rows it wrote in the q, k, v projection (bench/train_step). Few heads (one long
+// window): single row blocks, claimed one at a time, since a causal block's cost grows with
+// its row.
 template <class T>
 void forward(const AttentionTensors& t, const AttentionOptions& o) {
-  Dims d = dims_of(t);
-  int64_t sq = t.q.strides()[1], sk = t.k.strides()[1], sv = t.v.strides()[1], so = d.H * d.D;
-  T* out = t.out.data<T>();
-  T* lse = t.lse.defined() ? t.lse.data<T>() : nullptr;
-  // Whole heads per thread when there are enough heads to share out (a head's K^T and V are
-  // then packed once for all its blocks), by HeadRanges. Until 2026-12-05 heads were handed out
-  // one at a time in order (dynamic), so both threads wrote every row; bench_train_step,
-  // canonical step, 2 threads of a Zen 5 EPYC: bench/RESULTS.md. Few heads (one long window):
-  // single row blocks, claimed one at a time, since a causal block's cost grows with its row.
-  const bool whole_heads = d.B * d.H >= 4 * omp_get_max_threads();
-  HeadRanges heads(d.B * d.H, omp_get_max_threads());
-#pragma omp parallel
-  {
-    T* S = scratch<T>(0, kRowBlock * d.Tk);  // one block's scores, then probabilities (R, J)
-    HeadOperand<T> kt(0), vb(1);             // K^T (D,Tk) and V (Tk,D) of the head last packed
-    int64_t packed = -1;
-    auto block = [&](int64_t bh, int64_t i0) {
-      int64_t b = bh / d.H, h = bh % d.H, i1 = std::min(d.Tq, i0 + kRowBlock);
-      const KeySpan keys = block_keys(d, o, i0, i1);
-      const int64_t j0 = keys.lo, J = keys.hi - keys.lo;  // the block's keys j0 .. j0+J-1
-      T* O = out + b * d.Tq * so + h * d.D;
-      if (J <= 0) {  // no row of the block sees a key: out 0
-        for (int64_t i = i0; i < i1; ++i) {
-          std::fill(O + i * so, O + i * so + d.D, T(0));
-          if (lse) lse[bh * d.Tq + i] = -std::numeric_limits<T>::infinity();
-        }
-        return;
-      }
-      const T *Q = head_ptr<T>(t.q, b, h), *K = head_ptr<T>(t.k, b, h) + j0 * sk,
-              *V = head_ptr<T>(t.v, b, h) + j0 * sv;
-      if (o.window > 0) {  // each block its own keys: K^T packed per block, only its window
-        kt.set(K, sk, true, d.D, J), vb.set(V, sv, false, J, d.D);
-      } else if (packed != bh) {
-        prefetch_rows(Q, sq, i0, i1, d.D);  // arrives while K^T is packed
-        kt.set(K, sk, true, d.D, d.Tk), vb.set(V, sv, false, d.Tk, d.D);
-        packed = bh;
-      }
-      prefetch_rows(Q, sq, i1, std::min(d.Tq, i1 + kRowBlock), d.D);  // the next block's
-      const int64_t row0 = o.q_pos0 + i0;
-      if (o.row_freqs.defined())
-        rotary_scores<T>(Q, sq, K, sk, o, d, i0, i1, j0, J, S, J);
-      else
-        head_gemm<T>(false, i1 - i0, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, kt, T(0), S,
-                     J, causal_band(o, CausalBand::cols, row0, j0));
-      scores_to_probs<T>(S, J, i0, i1, j0, J, h, d, o, lse ? lse + bh * d.Tq : nullptr);
-      head_gemm<T>(false, i1 - i0, d.D, J, T(1), S, J, vb, T(0), O + i0 * so, so,
-                   causal_band(o, CausalBand::k_upto, row0, j0));
-    };
-    if (whole_heads && heads.ok()) {
-      for (int64_t bh; (bh = heads.next(omp_get_thread_num())) >= 0;)
-        for (int64_t i0 = 0; i0 < d.Tq; i0 += kRowBlock) block(bh, i0);
-    } else {
-#pragma omp for collapse(2) schedule(dynamic, 1)
-      for (int64_t bh = 0; bh < d.B * d.H; ++bh)
-        for (int64_t i0 = 0; i0 < d.Tq; i0 += kRowBlock) block(bh, i0);
-    }
+  const Dims d = dims_of(t);
+  const int64_t heads = d.B * d.H, blocks = (d.Tq + kRowBlock - 1) / kRowBlock;
+  if (heads >= 4 * omp_get_max_threads()) {
+    parallel_items<ForwardThread<T>>(heads, true, [&](ForwardThread<T>& th, int64_t bh) {
+      for (int64_t i0 = 0; i0 < d.Tq; i0 += kRowBlock) forward_block(t, o, d, th, bh, i0);
+    });
+  } else {
+    parallel_items<ForwardThread<T>>(heads * blocks, false, [&](ForwardThread<T>& th, int64_t n) {
+      forward_block(t, o, d, th, n / blocks, n % blocks * kRowBlock);
+    });
   }
 }
 
@@ -449,31 +318,31 @@ void forward(const AttentionTensors& t, const AttentionOptions& o) {
 //
 // For every (b,h), with dO = dout[b,:,h,:] and only the row log-sum-exp saved (the
 // recomputation of FlashAttention-2: T. Dao, arXiv:2307.08691, section 3.1.2):
-//   P  = exp(scale Q K^T + bias - lse)   rebuilt per row block (masked entries: 0)
+//   P  = exp(lambda (scale Q K^T + bias) - lse)   rebuilt per row block (masked entries: 0)
 //   dV = P^T dO                          (Tk,Tq)(Tq,D)
 //   dP = dO V^T                          (Tq,D)(D,Tk)
-//   dS_ij = P_ij (dP_ij - sum_k dP_ik P_ik)      softmax backward, row by row
+//   dS_ij = lambda_i P_ij (dP_ij - sum_k dP_ik P_ik)   softmax backward, then the log scale
 //   dQ = scale dS K,  dK = scale dS^T Q          S = scale Q K^T + bias
 //   dbias[h, j - i + Tq - 1] += dS_ij            S_ij = ... + bias[h, j - i + Tq - 1]
-// The mask is a constant added to S (-inf): masked entries have P = 0, hence dS = 0. The bias
-// passes dS through unchanged; each table entry collects the dS of every (b, i, j) that read
-// it (one diagonal j - i per entry). Row blocks of kRowBlock queries touch only the J keys
-// they can see, and add their share into dK and dV (beta = 1); within a block each product
-// skips the tiles and terms the mask zeroes (CausalBand, at the top of this file). One extra
-// Q K^T product buys memory O(Tq) per head instead of O(Tq Tk) for a saved P. (Saving P was
-// measured: 9.9 MB per layer at the canonical step, and no faster step, because P then
-// goes out of cache and back; bench/RESULTS.md.)
-// Test: "gradcheck: ops: attention ..." (tests/nn/gradcheck_nn.cpp), and the comparison with
-// attention_reference (tests/nn/test_attention.cpp).
+// (the derivation: attention_reference.cpp). The mask is a constant added to S (-inf): masked
+// entries have P = 0, hence dS = 0. The bias passes dS through unchanged; each table entry
+// collects the dS of every (b, i, j) that read it (one diagonal j - i per entry). Row blocks
+// of kRowBlock queries touch only the keys they can see, and add their share into dK and dV
+// (beta = 1); within a block each product skips the tiles and terms the causal mask zeroes
+// (CausalBand). One extra Q K^T product buys memory O(Tq) per head instead of O(Tq Tk) for a
+// saved P (a saved P made no step faster: it goes out of cache and back; bench/train_step).
+// Tests: "gradcheck: ops: attention ..." (tests/nn/gradcheck_nn.cpp,
+// test_attention_interventions.cpp), and the comparisons with attention_reference
+// (tests/nn/test_attention.cpp, test_attention_interventions.cpp).
 
 // P (R, J) of rows [i0, i0+R) against keys j0 .. j0+J-1, row stride J, rebuilt from the
 // scores and the saved lse (kt: K^T from key j0).
 template <class T>
-void rebuild_probs(T* P, const T* Q, int64_t sq, const HeadOperand<T>& kt, const T* lse, int64_t i0,
-                   int64_t R, int64_t j0, int64_t J, int64_t h, const Dims& d,
+void rebuild_probs(T* P, const T* Q, int64_t sq, const PackedOperand<T>& kt, const T* lse,
+                   int64_t i0, int64_t R, int64_t j0, int64_t J, int64_t h, const Dims& d,
                    const AttentionOptions& o) {
-  head_gemm<T>(false, R, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, kt, T(0), P, J,
-               causal_band(o, CausalBand::cols, o.q_pos0 + i0, j0));
+  packed_gemm<T>(false, R, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, kt, T(0), P, J,
+                 causal_band(o, CausalBand::cols, o.q_pos0 + i0, j0));
   for (int64_t r = 0; r < R; ++r) {
     T* p = P + r * J;
     const RowSpan span = row_span(d, o, i0 + r, j0);
@@ -540,7 +409,7 @@ void backward_head(const AttentionTensors& t, const T* dout, const AttentionGrad
   T* dv = head_ptr<T>(g.dv, b, h);
   // K^T (D,Tk) and V^T (D,Tk): packed once per head; K (Tk,D): read in place where it can be;
   // and per row block dO and Q (R,D), read in place where they can be
-  HeadOperand<T> kt(0), vt(1), kb(2), dob(3), qb(4);
+  PackedOperand<T> kt(0), vt(1), kb(2), dob(3), qb(4);
   if (o.window == 0)
     kt.set(K, sk, true, d.D, d.Tk), vt.set(V, sv, true, d.D, d.Tk), kb.set(K, sk, false, d.Tk, d.D);
   auto zero_keys = [&](int64_t j_from, int64_t j_to) {
@@ -577,15 +446,15 @@ void backward_head(const AttentionTensors& t, const T* dout, const AttentionGrad
     const T* dOb = dO + i0 * so;
     dob.set(dOb, so, false, R, d.D), qb.set(Q + i0 * sq, sq, false, R, d.D);
     T *dkb = dk + j0 * sdk, *dvb = dv + j0 * sdv;
-    head_gemm<T>(true, J, d.D, R, T(1), Pb, J, dob, beta, dvb, sdv,
-                 causal_band(o, CausalBand::k_from, row0, j0));
-    head_gemm<T>(false, R, J, d.D, T(1), dOb, so, vt, T(0), dS, J,
-                 causal_band(o, CausalBand::cols, row0, j0));
+    packed_gemm<T>(true, J, d.D, R, T(1), Pb, J, dob, beta, dvb, sdv,
+                   causal_band(o, CausalBand::k_from, row0, j0));
+    packed_gemm<T>(false, R, J, d.D, T(1), dOb, so, vt, T(0), dS, J,
+                   causal_band(o, CausalBand::cols, row0, j0));
     softmax_backward_rows<T>(dS, Pb, i0, R, j0, J, d, o, dbias);
-    head_gemm<T>(false, R, d.D, J, static_cast<T>(o.scale), dS, J, kb, T(0), dq + i0 * sdq, sdq,
-                 causal_band(o, CausalBand::k_upto, row0, j0));
-    head_gemm<T>(true, J, d.D, R, static_cast<T>(o.scale), dS, J, qb, beta, dkb, sdk,
-                 causal_band(o, CausalBand::k_from, row0, j0));
+    packed_gemm<T>(false, R, d.D, J, static_cast<T>(o.scale), dS, J, kb, T(0), dq + i0 * sdq, sdq,
+                   causal_band(o, CausalBand::k_upto, row0, j0));
+    packed_gemm<T>(true, J, d.D, R, static_cast<T>(o.scale), dS, J, qb, beta, dkb, sdk,
+                   causal_band(o, CausalBand::k_from, row0, j0));
   }
   zero_keys(0, w0), zero_keys(w1, d.Tk);
 }
@@ -598,21 +467,13 @@ void backward(const AttentionTensors& t, const Tensor& dout, const AttentionOpti
   // dbias per (b,h) first, summed over b after: every thread writes its own rows, and the sum
   // runs in one order (the same bits on every run)
   std::vector<T> dbias_bh(g.dbias.defined() ? d.B * d.H * W : 0, T(0));
-  HeadRanges heads(d.B * d.H, omp_get_max_threads());
-#pragma omp parallel
-  {
-    T *Pb = scratch<T>(0, kRowBlock * d.Tk), *dS = scratch<T>(1, kRowBlock * d.Tk);
-    auto one = [&](int64_t bh) {
-      backward_head<T>(t, dout.data<T>(), g, o, d, bh, Pb, dS,
-                       dbias_bh.empty() ? nullptr : dbias_bh.data() + bh * W);
-    };
-    if (heads.ok()) {  // contiguous ranges first, as in forward (one at a time until 2026-12-05)
-      for (int64_t bh; (bh = heads.next(omp_get_thread_num())) >= 0;) one(bh);
-    } else {
-#pragma omp for schedule(dynamic)
-      for (int64_t bh = 0; bh < d.B * d.H; ++bh) one(bh);
-    }
-  }
+  struct NoState {};
+  // whole heads per thread, in contiguous ranges first, as in forward
+  parallel_items<NoState>(d.B * d.H, true, [&](NoState&, int64_t bh) {
+    T *Pb = thread_scratch<T>(0, kRowBlock * d.Tk), *dS = thread_scratch<T>(1, kRowBlock * d.Tk);
+    backward_head<T>(t, dout.data<T>(), g, o, d, bh, Pb, dS,
+                     dbias_bh.empty() ? nullptr : dbias_bh.data() + bh * W);
+  });
   if (!g.dbias.defined()) return;
   T* db = g.dbias.data<T>();
   for (int64_t h = 0; h < d.H; ++h)

@@ -106,8 +106,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
 // has one input, qkv, so the backward writes dq, dk, dv straight into the three blocks of one
 // (B,T,3C) gradient. Through slice nodes (attention(q, k, v) above) the engine would zero a
 // (B,T,3C) buffer and add each gradient into its block: a fill and three strided adds of the
-// whole buffer per layer. Without them the canonical CPU step is 0-2.5% faster (bench/RESULTS.md,
-// 2026-12-04).
+// whole buffer per layer, which a training step pays for (bench/train_step).
 Tensor attention_packed(const Tensor& qkv, int64_t H, const AttentionOptions& opt) {
   if (qkv.dim() != 3 || H <= 0 || qkv.size(2) % (3 * H) != 0)
     fail("attention_packed: expected qkv (B,T,3C) with C divisible by H = ", H, ", but got ",
