@@ -89,7 +89,19 @@ void collect_runs(const StudyConfig& c, const StudyPlan& p) {
   write_rows(c.out + "/runs.csv", rows);
 }
 
-// extrapolation.csv and position_loss.csv: every evaluation of the plan at every length.
+// The loss on positions [a, b) from an evaluation's buckets: the size-weighted mean of the
+// buckets inside [a, b), NaN unless they cover it exactly (a window shorter than b, or buckets
+// that straddle a or b).
+double range_loss(const EvalResult& res, int64_t a, int64_t b) {
+  double sum = 0;
+  int64_t covered = 0;
+  for (const EvalBucket& k : res.buckets)
+    if (k.start >= a && k.end <= b) sum += k.loss * (k.end - k.start), covered += k.end - k.start;
+  return covered == b - a && covered > 0 ? sum / covered : NAN;
+}
+
+// extrapolation.csv and position_loss.csv: every evaluation of the plan at every length; the
+// unseen columns from the position buckets: [T0, 4T0) and [8T0, 16T0).
 // rope_scaling is empty for the schemes that have none, "none" for unscaled RoPE.
 void collect_evals(const StudyConfig& c, const StudyPlan& p) {
   std::vector<EvalRow> extra;
@@ -101,8 +113,9 @@ void collect_evals(const StudyConfig& c, const StudyPlan& p) {
     for (int64_t L : c.lens) {
       if (!evaluates_at(r, L)) continue;
       const EvalResult res = need_eval(c, r, e, L);
-      extra.push_back(
-          {e.run, e.pe, seed, r.corpus, L, sc, res.loss, res.sliding_loss, res.windows});
+      const int64_t T0 = r.train.model.block_size;
+      extra.push_back({e.run, e.pe, seed, r.corpus, L, sc, res.loss, res.sliding_loss, res.windows,
+                       range_loss(res, T0, 4 * T0), range_loss(res, 8 * T0, 16 * T0)});
       for (const EvalBucket& b : res.buckets)
         positions.push_back(
             {e.run, e.pe, seed, r.corpus, L, sc, b.start, b.end, b.loss, b.sliding_loss});
@@ -126,6 +139,27 @@ void collect_scores(const StudyConfig& c, const StudyPlan& p) {
   }
   write_rows(c.out + "/mlm.csv", mlm);
   write_rows(c.out + "/tasks.csv", tasks);
+}
+
+// attribution.csv, copy.csv and rope_pairs.csv: the probes of every main run (probes.h).
+void collect_probes(const StudyConfig& c, const StudyPlan& p) {
+  std::vector<AttributionRow> attribution;
+  std::vector<CopyCsvRow> copy;
+  std::vector<RopePairRow> pairs;
+  auto append = [](auto& all, const auto& rows) {
+    all.insert(all.end(), rows.begin(), rows.end());
+  };
+  for (const RunSpec& r : p.runs) {
+    if (!r.probes) continue;
+    const std::string dir = c.run_dir(r.name);
+    append(attribution, read_rows<AttributionRow>(need(c, r, dir + "/attribution.csv")));
+    append(copy, read_rows<CopyCsvRow>(need(c, r, dir + "/copy.csv")));
+    if (r.train.model.pe == PeKind::rope)
+      append(pairs, read_rows<RopePairRow>(need(c, r, dir + "/rope_pairs.csv")));
+  }
+  write_rows(c.out + "/attribution.csv", attribution);
+  write_rows(c.out + "/copy.csv", copy);
+  write_rows(c.out + "/rope_pairs.csv", pairs);
 }
 
 // ngram.csv: the add-k n-gram reference lines of fortunes and kjv, fitted once per corpus and
@@ -250,6 +284,7 @@ void collect_results(const StudyConfig& c, const StudyPlan& p) {
   collect_runs(c, p);
   collect_evals(c, p);
   collect_scores(c, p);
+  collect_probes(c, p);
   const double fitting = collect_ngrams(c, p);
   collect_models(c, p);
   collect_timing(c, p, seconds_since(t0) - fitting);

@@ -34,6 +34,7 @@ void make_quick(StudyConfig& c) {
   c.main_seeds = 2, c.kjv_seeds = 1, c.ablation_seeds = 1, c.mlm_seeds = 1, c.task_seeds = 1;
   c.eval_windows = 2;
   c.tune_tokens = 1 << 15;
+  c.probe_windows = 2, c.copy_examples = 8;
 }
 
 // A toy network on short windows: seconds, for the tests of the pipeline itself.
@@ -43,6 +44,7 @@ void make_tiny(StudyConfig& c) {
   c.main_seeds = 2, c.kjv_seeds = 1, c.ablation_seeds = 1, c.mlm_seeds = 1, c.task_seeds = 1;
   c.lens = {32, 64, 128};
   c.eval_windows = 2, c.buckets = 4, c.attention_len = 16;
+  c.probe_windows = 1, c.copy_examples = 2;
   c.tune_lrs = {1e-3, 4e-3}, c.tune_batches = {4}, c.tune_tokens = 4 * 4 * 32;
 }
 

@@ -153,10 +153,17 @@ int cmd_experiments(int argc, char** argv) {
   Args a("experiments", experiment_flags(), argc, argv);
   if (a.help()) return std::puts(a.usage().c_str()), 0;
   auto t0 = std::chrono::steady_clock::now();
-  const StudyConfig c = config_from_flags(a);
-  const StudyPlan p = study_plan(c);
+  StudyConfig c = config_from_flags(a);
   const int64_t jobs = a.integer("jobs", 0, 1, 1024);  // 0: the default of make_runs
   make_output_dirs(c);
+  if (a.boolean("tune", false)) return tune_study(c), 0;
+  // Every study but the toy one tunes first (short runs, reused when done): each scheme's
+  // learning rate (SPEC 7.1), shown in the report. --plan, --job and --report read the
+  // choices of a tuning made earlier (tuning.csv), else every scheme takes StudyConfig::lr.
+  const bool tunes =
+      c.size != StudySize::tiny && !a.has("plan") && !a.has("job") && !a.boolean("report", false);
+  c.lr_by_pe = tunes ? tune_study(c) : read_tuning(c);
+  const StudyPlan p = study_plan(c);
   if (a.has("job")) {
     StudyConfig keep = c;  // a job prepares only missing corpora: --force redoes the run, and
     keep.force = false;    // other jobs may be reading the corpora right now
@@ -164,7 +171,6 @@ int cmd_experiments(int argc, char** argv) {
     make_run(c, p, p.run(a.str("job", "")));
     return 0;
   }
-  if (a.boolean("tune", false)) return tune_study(c), 0;
   if (!a.boolean("report", false)) prepare_study_data(c, p);
   if (a.boolean("plan", false)) {
     const std::vector<const RunSpec*> pending = pending_runs(c, p);
@@ -172,9 +178,6 @@ int cmd_experiments(int argc, char** argv) {
     std::fputs(eta_text(c, p, pending, study_throughput(c, p, 0, 1)).c_str(), stderr);
     return 0;
   }
-  // The full and large studies tune first (short runs, reused when done), so that the report
-  // shows how the learning rate and batch size were chosen; the quick and tiny ones skip it.
-  if (!a.boolean("report", false) && !c.quick) tune_study(c);
   if (!a.boolean("report", false)) make_runs(c, p, jobs);
   std::fprintf(stderr, "gathering the results, writing the report\n");
   collect_results(c, p);

@@ -4,12 +4,14 @@
 #include <cstdio>
 
 #include "train/study/study.h"
+#include "train/study/tasks.h"
 
 namespace poslab {
 namespace {
 
-// The options every run of the study shares: the network, the optimizer, the token budget,
-// the scaled embedding; `corpus` is a folder under <out>/data.
+// The options every run of the study shares: the network, the token budget, each scheme in its
+// canonical form (canonical_embedding) with its own tuned learning rate; `corpus` is a folder
+// under <out>/data.
 TrainOptions base_options(const StudyConfig& c, const std::string& corpus, const std::string& pe,
                           uint64_t seed) {
   TrainOptions o;
@@ -17,13 +19,13 @@ TrainOptions base_options(const StudyConfig& c, const std::string& corpus, const
   o.model.pe = parse_pe(pe);
   o.model.n_embd = c.d, o.model.n_layer = c.layers, o.model.n_head = c.heads;
   o.model.block_size = c.ctx;
-  o.model.embedding = EmbeddingKind::scaled;
+  o.model.embedding = canonical_embedding(o.model.pe);
   o.model.device = c.device;
   // rows past T0 exist (untrained), so that learned can be evaluated up to 4096
   if (o.model.pe == PeKind::learned) o.model.max_len = std::max<int64_t>(4096, c.lens.back());
   o.steps = c.steps;
   o.batch = c.batch;
-  o.adam.lr = c.lr;
+  o.adam.lr = c.lr_for(pe);
   o.seed = seed;
   o.eval_every = std::max<int64_t>(1, c.steps / 10);
   o.eval_batches = 4;
@@ -56,11 +58,22 @@ void add_lm_run(const StudyConfig& c, StudyPlan& p, const std::string& name,
   p.evals.push_back({name, pe_name(o.model.pe), o.seed, ScalingKind::none});
 }
 
-// 1-2. Every scheme at T0 on fortunes with every seed, each evaluated at every length.
+// 1-2, 4-6. Every scheme at T0 on fortunes with every seed at budget B, each evaluated at
+// every length and probed (probes.h); then the budget curve: seed 1 at B/4 and B/2, each its
+// own run with its own schedule, evaluated at T0.
 void main_runs(const StudyConfig& c, StudyPlan& p) {
   for (const std::string& pe : p.pes)
-    for (uint64_t seed : first_seeds(c.main_seeds))
+    for (uint64_t seed : first_seeds(c.main_seeds)) {
       add_lm_run(c, p, main_run_name(pe, seed), "fortunes", base_options(c, "fortunes", pe, seed));
+      p.runs.back().probes = true;
+    }
+  for (const std::string& pe : p.pes)
+    for (int64_t divisor : c.budget_divisors) {
+      const int64_t steps = std::max<int64_t>(1, c.steps / divisor);
+      add_lm_run(c, p, budget_run_name(pe, divisor, 1), "fortunes",
+                 with_steps(base_options(c, "fortunes", pe, 1), steps));
+      p.runs.back().t0_only = true;
+    }
 }
 
 // 3. RoPE scaling, zero-shot, on every main RoPE model.
@@ -78,8 +91,8 @@ void kjv_runs(const StudyConfig& c, StudyPlan& p) {
                  with_steps(base_options(c, "kjv", pe, seed), c.kjv_steps()));
 }
 
-// 4. Ablations: RoPE's base theta; the unscaled sum of token and position vectors (gpt2) for
-// the two additive schemes. Rope at 4096 without scaling is in the main evaluations.
+// 7. Ablations: RoPE's base theta; each scheme of swapped_embedding_pes under the other
+// embedding convention (so each rank can be read under both); T5 with max_distance = T0.
 void ablation_runs(const StudyConfig& c, StudyPlan& p) {
   for (uint64_t seed : first_seeds(c.ablation_seeds)) {
     for (double theta : ablation_thetas()) {
@@ -87,11 +100,14 @@ void ablation_runs(const StudyConfig& c, StudyPlan& p) {
       o.model.rope_theta = theta;
       add_lm_run(c, p, theta_run_name(theta, seed), "fortunes", o);
     }
-    for (const std::string& pe : gpt2_ablation_pes()) {
+    for (const std::string& pe : swapped_embedding_pes()) {
       TrainOptions o = base_options(c, "fortunes", pe, seed);
-      o.model.embedding = EmbeddingKind::gpt2;
-      add_lm_run(c, p, gpt2_run_name(pe, seed), "fortunes", o);
+      o.model.embedding = swapped_embedding(o.model.pe);
+      add_lm_run(c, p, swapped_run_name(pe, seed), "fortunes", o);
     }
+    TrainOptions t5 = base_options(c, "fortunes", "t5", seed);
+    t5.model.t5_max_distance = c.ctx;
+    add_lm_run(c, p, t5_distance_run_name(c.ctx, seed), "fortunes", t5);
   }
 }
 
@@ -107,16 +123,18 @@ void masked_lm_runs(const StudyConfig& c, StudyPlan& p) {
     }
 }
 
-// 5. The tasks (tasks.h): every main scheme x every task x every task seed, a small model
+// 8. The tasks (tasks.h): every main scheme x every task x every task seed, a small model
 // (d 64, 2 layers, 4 heads, scaled embedding) trained with the answer objective on the task's
-// own corpus, then scored on a grid of test cells. Windows: unscramble 72 (its sentences take
-// at most 68 characters); reverse 32 (1..15 letters), tested up to 47 letters = 96 characters,
-// 3 windows; passkey 64, tested from 48 to 256 characters (4 windows) at 5 depths.
+// own corpus, then scored on a grid of test cells, each trained short and tested long:
+// unscramble on k <= 6 words (window 72), tested at k = 4 .. 12; reverse on 1 .. 32 letters
+// (window 66), tested at 16 .. 64 letters; passkey at lengths up to its window, tested from
+// the window to 16 times it at 5 depths.
 struct TaskSizes {
   int64_t d, layers, heads, batch, train_examples, n;
   double lr;
   int64_t unscramble_steps, reverse_steps, passkey_steps;
-  std::vector<int64_t> reverse_lens, passkey_lens;
+  int64_t passkey_window;
+  std::vector<int64_t> unscramble_ks, reverse_lens, passkey_lens;
   std::vector<double> depths;
 };
 
@@ -124,11 +142,6 @@ TaskSizes task_sizes(StudySize size) {
   switch (size) {
     case StudySize::full:
     case StudySize::large:  // the task models already learn their tasks at this size
-      // Calibrated with OMP_NUM_THREADS=1 (CPU seconds, on a loaded 2-core machine), rope:
-      // unscramble 1300 steps 28 s, exact match 0.97 at T; reverse 2000 steps 19 s, 0.97 at 16
-      // and 32 characters; passkey 2400 steps 42 s, 0.90-1.00 at 48 and at 64 from depth 0.5
-      // (0.42 at depth 0). Fewer steps left passkey unlearned (1000 steps at T = 128: 0.00;
-      // 2000 at T = 64: 0.6-0.75), as did lr 1e-2. All 36 runs: ~18 CPU-minutes, 9 on 2 cores.
       return {.d = 64,
               .layers = 2,
               .heads = 4,
@@ -139,8 +152,10 @@ TaskSizes task_sizes(StudySize size) {
               .unscramble_steps = 1300,
               .reverse_steps = 2000,
               .passkey_steps = 2400,
-              .reverse_lens = {16, 32, 48, 64, 96},
-              .passkey_lens = {48, 64, 96, 128, 256},
+              .passkey_window = 256,
+              .unscramble_ks = {4, 6, 8, 10, 12},
+              .reverse_lens = {16, 24, 32, 40, 48, 64},
+              .passkey_lens = {256, 512, 1024, 2048, 4096},
               .depths = {0, 0.25, 0.5, 0.75, 1}};
     case StudySize::quick:  // seconds per run: the pipeline, not the numbers
       return {.d = 64,
@@ -153,8 +168,10 @@ TaskSizes task_sizes(StudySize size) {
               .unscramble_steps = 30,
               .reverse_steps = 30,
               .passkey_steps = 30,
-              .reverse_lens = {32, 64},
-              .passkey_lens = {64, 128},
+              .passkey_window = 128,
+              .unscramble_ks = {4, 12},
+              .reverse_lens = {16, 64},
+              .passkey_lens = {128, 512},
               .depths = {0, 0.5, 1}};
     case StudySize::tiny:  // a toy for the tests
       break;
@@ -169,15 +186,18 @@ TaskSizes task_sizes(StudySize size) {
           .unscramble_steps = 3,
           .reverse_steps = 3,
           .passkey_steps = 3,
-          .reverse_lens = {32, 48},
-          .passkey_lens = {64, 96},
+          .passkey_window = 64,
+          .unscramble_ks = {4, 8},
+          .reverse_lens = {16, 40},
+          .passkey_lens = {64, 128},
           .depths = {0, 1}};
 }
 
 std::vector<TaskSpec> task_specs(const StudyConfig& c, const TaskSizes& z) {
-  std::vector<TaskSpec> ts{{"unscramble", 72, z.unscramble_steps, 0, 0, {72}, {}, 0, ""},
-                           {"reverse", 32, z.reverse_steps, 0, 0, z.reverse_lens, {}, 0, ""},
-                           {"passkey", 64, z.passkey_steps, 0, 0, z.passkey_lens, z.depths, 0, ""}};
+  std::vector<TaskSpec> ts{
+      {"unscramble", 72, z.unscramble_steps, 0, 0, z.unscramble_ks, {}, 0, ""},
+      {"reverse", 66, z.reverse_steps, 0, 0, z.reverse_lens, {}, 0, ""},
+      {"passkey", z.passkey_window, z.passkey_steps, 0, 0, z.passkey_lens, z.depths, 0, ""}};
   for (TaskSpec& t : ts) {
     t.train_examples = z.train_examples;
     t.val_examples = std::max<int64_t>(64, z.train_examples / 20);
@@ -199,10 +219,10 @@ void task_runs(const StudyConfig& c, StudyPlan& p) {
         o.model.embedding = EmbeddingKind::scaled;
         o.model.block_size = t.train_len;
         // learned: a row for every position of the longest test (rows past T stay untrained)
-        o.model.max_len =
-            o.model.pe != PeKind::learned
-                ? 0
-                : std::max(t.train_len, *std::max_element(t.test_lens.begin(), t.test_lens.end()));
+        int64_t longest = t.train_len;
+        for (int64_t len : t.test_lens)
+          longest = std::max(longest, test_example_length(t.name, len));
+        o.model.max_len = o.model.pe == PeKind::learned ? longest : 0;
         o.steps = t.steps, o.batch = z.batch, o.adam.lr = z.lr;
         o.eval_every = std::max<int64_t>(1, o.steps / 10);
         p.runs.push_back(run_spec(c, task_run_name(t.name, pe, seed), "task_" + t.name, o));
@@ -278,8 +298,21 @@ std::string kjv_run_name(const std::string& pe, uint64_t seed) {
 std::string theta_run_name(double theta, uint64_t seed) {
   return main_run_name("rope_theta" + theta_label(theta), seed);
 }
-std::string gpt2_run_name(const std::string& pe, uint64_t seed) {
-  return main_run_name(pe + "_gpt2", seed);
+std::string budget_run_name(const std::string& pe, int64_t divisor, uint64_t seed) {
+  return main_run_name(pe + "_b" + std::to_string(divisor), seed);
+}
+std::string swapped_run_name(const std::string& pe, uint64_t seed) {
+  return main_run_name(pe + "_" + embedding_name(swapped_embedding(parse_pe(pe))), seed);
+}
+std::string t5_distance_run_name(int64_t max_distance, uint64_t seed) {
+  return main_run_name("t5_dist" + std::to_string(max_distance), seed);
+}
+EmbeddingKind canonical_embedding(PeKind pe) {
+  return pe == PeKind::learned ? EmbeddingKind::gpt2 : EmbeddingKind::scaled;
+}
+EmbeddingKind swapped_embedding(PeKind pe) {
+  return canonical_embedding(pe) == EmbeddingKind::gpt2 ? EmbeddingKind::scaled
+                                                        : EmbeddingKind::gpt2;
 }
 std::string mlm_run_name(const std::string& pe, uint64_t seed) {
   return "mlm_" + main_run_name(pe, seed);
@@ -292,8 +325,8 @@ const std::vector<double>& ablation_thetas() {
   static const std::vector<double> kThetas{10, 1e6};
   return kThetas;
 }
-const std::vector<std::string>& gpt2_ablation_pes() {
-  static const std::vector<std::string> kPes{"sinusoidal", "learned"};
+const std::vector<std::string>& swapped_embedding_pes() {
+  static const std::vector<std::string> kPes{"none", "learned", "sinusoidal", "rope"};
   return kPes;
 }
 const std::vector<std::string>& mlm_pes() {

@@ -11,6 +11,7 @@
 #include "data/corpus.h"
 #include "data/json.h"
 #include "train/checkpoint.h"
+#include "train/study/probes.h"
 #include "train/study/sliding_cache.h"
 #include "train/study/tables.h"
 #include "train/study/tasks.h"
@@ -133,9 +134,9 @@ MlmRow mlm_check(const RunSpec& r, const GPT& model, const std::vector<uint16_t>
   return {r.name, pe_name(r.train.model.pe), static_cast<long>(r.train.seed), vl, diff};
 }
 
-// Every test cell of the run's task (each passkey length at each depth): n fresh examples,
-// the same for every scheme and seed (one fixed seed per cell), exact-match accuracy with its
-// Wilson interval.
+// Every test cell of the run's task (each passkey length at each depth; unscramble's test_lens
+// are word counts k): n fresh examples, the same for every scheme and seed (one fixed seed per
+// cell), exact-match accuracy with its Wilson interval, per-character accuracy.
 std::vector<TaskRow> task_scores(const RunSpec& r, const GPT& model) {
   const TaskSpec& t = *r.task;
   std::vector<std::string> vocab = load_vocab(t.data + "/vocab.json");
@@ -148,10 +149,19 @@ std::vector<TaskRow> task_scores(const RunSpec& r, const GPT& model) {
       TaskScore sc =
           task_accuracy(model, vocab, t.name, {len, depth}, t.test_examples, ++cell_seed);
       Interval ci = wilson_interval(sc.correct, sc.n);
-      rows.push_back({t.name, pe_name(r.train.model.pe), static_cast<long>(r.train.seed),
-                      t.train_len, len, depth, sc.n, sc.correct,
-                      static_cast<double>(sc.correct) / static_cast<double>(sc.n), ci.low,
-                      ci.high});
+      rows.push_back({.task = t.name,
+                      .pe = pe_name(r.train.model.pe),
+                      .seed = static_cast<long>(r.train.seed),
+                      .train_len = trained_length(t.name, t.train_len),
+                      .test_len = len,
+                      .depth = depth,
+                      .n = sc.n,
+                      .correct = sc.correct,
+                      .accuracy = sc.accuracy(),
+                      .ci_low = ci.low,
+                      .ci_high = ci.high,
+                      .k = t.name == "unscramble" ? static_cast<double>(len) : NAN,
+                      .char_accuracy = sc.char_accuracy()});
     }
   return rows;
 }
@@ -214,6 +224,33 @@ void evaluate_all(const StudyConfig& c, const StudyPlan& p, const RunSpec& r, GP
   record_stage(dir, "eval " + r.name, seconds_since(t0), c.force);
 }
 
+// The probes of a main run (probes.h) at the study's longest length, each file made unless
+// there: one stage, "probe <run>".
+void make_probes(const StudyConfig& c, const RunSpec& r, GPT& model) {
+  const std::string dir = c.run_dir(r.name);
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> vocab = load_vocab(r.train.data + "/vocab.json");
+  std::vector<uint16_t> val = load_tokens(r.train.data + "/val.bin", vocab.size());
+  const int64_t L = c.lens.back();
+  bool made = false;
+  if (!reuse(c, dir + "/attribution.csv")) {
+    std::fprintf(stderr, "%s: attribution at %lld\n", r.name.c_str(), (long long)L);
+    write_rows(dir + "/attribution.csv", attribution_rows(r, model, val, L, c.probe_windows));
+    made = true;
+  }
+  if (!reuse(c, dir + "/copy.csv")) {
+    std::fprintf(stderr, "%s: copy at a distance up to %lld\n", r.name.c_str(), (long long)L);
+    write_rows(dir + "/copy.csv", copy_rows(r, model, val, vocab, L, c.copy_examples));
+    made = true;
+  }
+  if (r.train.model.pe == PeKind::rope && !reuse(c, dir + "/rope_pairs.csv")) {
+    std::fprintf(stderr, "%s: RoPE pairs at %lld\n", r.name.c_str(), (long long)L);
+    write_rows(dir + "/rope_pairs.csv", rope_pair_rows(r, model, val, L, c.probe_windows));
+    made = true;
+  }
+  if (made) record_stage(dir, "probe " + r.name, seconds_since(t0), c.force);
+}
+
 // A task corpus made earlier is reused when it is complete (val.mask is written last) and of
 // this plan's shape: as many examples, of train_len + 1 tokens.
 bool task_corpus_ready(const TaskSpec& t) {
@@ -257,6 +294,7 @@ int64_t sliding_targets(const StudyConfig& c, const RunSpec& r) {
 }
 
 bool evaluates_at(const RunSpec& r, int64_t L) {
+  if (r.t0_only) return L == r.train.model.block_size;
   return !(r.train.model.pe == PeKind::learned && L > r.train.model.max_len);
 }
 
@@ -306,7 +344,16 @@ void prepare_study_data(const StudyConfig& c, const StudyPlan& p) {
 
 bool run_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
   if (c.force || !finished(c.run_dir(r.name), r.train.steps)) return false;
+  for (const std::string& f : probe_files(r))
+    if (!fs::exists(c.run_dir(r.name) + "/" + f)) return false;
   return evals_done(c, p, r) && !(r.task && !fs::exists(c.run_dir(r.name) + "/tasks.csv"));
+}
+
+std::vector<std::string> probe_files(const RunSpec& r) {
+  if (!r.probes) return {};
+  std::vector<std::string> files{"attribution.csv", "copy.csv"};
+  if (r.train.model.pe == PeKind::rope) files.push_back("rope_pairs.csv");
+  return files;
 }
 
 void make_run(const StudyConfig& config, const StudyPlan& p, const RunSpec& r) {
@@ -316,6 +363,7 @@ void make_run(const StudyConfig& config, const StudyPlan& p, const RunSpec& r) {
   c.force = config.force || trained;  // a model trained now: no measurement of an older one stays
   const std::string dir = c.run_dir(r.name);
   if (!evals_done(c, p, r)) evaluate_all(c, p, r, *ck.model);
+  if (r.probes) make_probes(c, r, *ck.model);
   if (r.task && !reuse(c, dir + "/tasks.csv")) {
     auto t0 = std::chrono::steady_clock::now();
     write_rows(dir + "/tasks.csv", task_scores(r, *ck.model));

@@ -32,6 +32,9 @@ void prepare_study_data(const StudyConfig& c, const StudyPlan& p);
 void make_run(const StudyConfig& c, const StudyPlan& p, const RunSpec& r);
 // True when make_run would have nothing to do.
 bool run_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r);
+// The files a main run's probes write in its folder (probes.h): attribution.csv, copy.csv and,
+// for RoPE, rope_pairs.csv; none for other runs.
+std::vector<std::string> probe_files(const RunSpec& r);
 
 // Where an evaluation is cached, and how many windows it uses at length L: every window of the
 // run's val split that fits (StudyConfig::eval_windows = 0), or at most eval_windows.

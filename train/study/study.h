@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,35 +48,44 @@ struct StudyConfig {
   bool force = false;
   Device device = Device::cpu;
 
-  // ---- The budget of the full study, in one place. lr and batch: `poslab experiments --tune`
-  // (2026-11-30, rope and none, lr 2e-3/4e-3/8e-3 x batch 16/32, 2^20 tokens each) chose
-  // lr 4e-3, batch 16 by the mean val loss at T0. steps: 1400 x 16 x 256 = 5.7M tokens per main
-  // run, about 2.5 passes over fortunes' train split; longer calibration runs (batch 32) of rope
-  // gained 1.99 -> 1.73 nats from 4.1M to 8.2M tokens, NoPE 2.53 -> 2.43, so no scheme is
-  // converged at this budget (the report shows each run's last-20% gain). The whole study: 274M
-  // main-network tokens, evaluations included (eta.h): about 1 h 55 min at the 40,000 tokens/s
-  // of this project's 2-core AVX-512 machine with one run per core.
+  // ---- The budget of the full study, in one place. Why these values: the study must fit
+  // 110 minutes of 2 cores (SPEC 7.11), and its expected time is printed first (eta.h); B, the
+  // main runs' budget, takes what the other parts leave. The budget curve (B/4, B/2, B) says
+  // whether B is enough; the report shows it, not this comment.
   // --------------------------------------------------------------------------------
   int64_t d = 128, layers = 4, heads = 4;  // the network
   int64_t ctx = 256;                       // T0, the training length
   int64_t batch = 16;
-  double lr = 4e-3;
-  int64_t steps = 1400;      // each main and ablation run (fortunes)
+  double lr = 4e-3;  // every scheme's learning rate when no tuning was made (quick, tiny)
+  std::map<std::string, double> lr_by_pe;  // the tuning's choice per scheme (tune.h)
+  int64_t steps = 1000;      // B = steps x batch x T0: each main and ablation run (fortunes)
   double kjv_share = 0.5;    // kjv runs: this share of `steps` (the long-range question needs
   double mlm_share = 0.5;    // their spread over seeds, less their convergence); masked LM too
   int64_t task_steps = 800;  // each task run
-  int64_t main_seeds = 3, kjv_seeds = 2, ablation_seeds = 2, mlm_seeds = 2, task_seeds = 2;
+  int64_t main_seeds = 3, kjv_seeds = 2, ablation_seeds = 2, mlm_seeds = 2, task_seeds = 3;
+  std::vector<int64_t> budget_divisors{4, 2};  // one seed at B/4 and B/2: the budget curve
   std::vector<int64_t> lens{256, 512, 1024, 2048, 4096};  // evaluation lengths, T0 first
   int64_t eval_windows = 0;                               // per length; 0: every val window
-  int64_t buckets = 16;                                   // position buckets per evaluation
+  int64_t buckets = 64;        // position buckets per evaluation (at 4096: 64 wide, inside T0: 4)
   int64_t attention_len = 32;  // attention.csv: the first attention_len tokens of val
+  // The probes of the main runs (probes.h): windows of the longest length the attribution and
+  // the RoPE pairs use (the same text for every intervention), copy examples per distance.
+  int64_t probe_windows = 16;
+  int64_t copy_examples = 200;
   // ------------------------------------------------------------------------------------------
 
+  // The learning rate of a scheme: the tuning's choice, else `lr`.
+  double lr_for(const std::string& pe) const {
+    auto it = lr_by_pe.find(pe);
+    return it == lr_by_pe.end() ? lr : it->second;
+  }
+
   // `--tune`: short runs of each scheme at each learning rate x batch size, `tune_tokens`
-  // training tokens each, scored by the loss at T0 over every val window (tuning.csv).
-  std::vector<std::string> tune_pes{"rope", "none"};
+  // training tokens each, scored by the loss at T0 over every val window (tuning.csv); each
+  // scheme gets the learning rate of its lowest loss (SPEC 7.1).
+  std::vector<std::string> tune_pes{"none", "learned", "sinusoidal", "rope", "alibi", "t5"};
   std::vector<double> tune_lrs{2e-3, 4e-3, 8e-3};
-  std::vector<int64_t> tune_batches{16, 32};
+  std::vector<int64_t> tune_batches{16};
   int64_t tune_tokens = 1 << 20;
 
   // The expected time (eta.h) when nothing was measured: training tokens per second of the
@@ -105,10 +115,14 @@ struct TaskSpec {
 
 // One model to train and what to measure on it besides the evaluations of StudyPlan::evals.
 struct RunSpec {
-  std::string name;              // runs/<name>
-  std::string corpus;            // the corpus trained on: fortunes, kjv, task_<task>
-  TrainOptions train;            // the trainer's options (out = the run folder)
-  bool mlm_check = false;        // masked LM: loss on fixed masks + the shuffle check (mlm.csv)
+  std::string name;        // runs/<name>
+  std::string corpus;      // the corpus trained on: fortunes, kjv, task_<task>
+  TrainOptions train;      // the trainer's options (out = the run folder)
+  bool mlm_check = false;  // masked LM: loss on fixed masks + the shuffle check (mlm.csv)
+  bool t0_only = false;    // evaluated at T0 only (the budget curve's shorter runs)
+  // A main run: the probes that explain its failures past T0 (probes.h): attribution.csv,
+  // copy.csv, and for RoPE rope_pairs.csv.
+  bool probes = false;
   std::optional<TaskSpec> task;  // task accuracy at every test length (tasks.csv)
 };
 
@@ -148,15 +162,22 @@ int64_t last20_step(int64_t steps);
 std::string main_run_name(const std::string& pe, uint64_t seed);  // rope_s1
 std::string kjv_run_name(const std::string& pe, uint64_t seed);   // kjv_rope_s1
 std::string theta_run_name(double theta, uint64_t seed);          // rope_theta10_s1, ..1e6_s1
-std::string gpt2_run_name(const std::string& pe, uint64_t seed);  // sinusoidal_gpt2_s1
-std::string mlm_run_name(const std::string& pe, uint64_t seed);   // mlm_none_s1
+std::string budget_run_name(const std::string& pe, int64_t divisor, uint64_t seed);  // rope_b4_s1
+std::string swapped_run_name(const std::string& pe,
+                             uint64_t seed);  // rope_gpt2_s1, learned_scaled_s1
+std::string t5_distance_run_name(int64_t max_distance, uint64_t seed);  // t5_dist256_s1
+// Each scheme's canonical embedding (SPEC 7.1): learned with gpt2 (GPT-2's convention), the
+// others scaled (the Transformer paper's); and the other one, for the ablation.
+EmbeddingKind canonical_embedding(PeKind pe);
+EmbeddingKind swapped_embedding(PeKind pe);
+std::string mlm_run_name(const std::string& pe, uint64_t seed);  // mlm_none_s1
 std::string task_run_name(const std::string& task, const std::string& pe,
                           uint64_t seed);  // task_passkey_rope_s1
 // What the ablations vary, in the order of the plan.
-const std::vector<double>& ablation_thetas();          // 10, 1e6 (the main runs: 10000)
-const std::vector<std::string>& gpt2_ablation_pes();   // sinusoidal, learned
-const std::vector<std::string>& mlm_pes();             // none, rope
-const std::vector<ScalingKind>& rope_scaling_kinds();  // linear, ntk, dynamic, yarn
+const std::vector<double>& ablation_thetas();             // 10, 1e6 (the main runs: 10000)
+const std::vector<std::string>& swapped_embedding_pes();  // none, learned, sinusoidal, rope
+const std::vector<std::string>& mlm_pes();                // none, rope
+const std::vector<ScalingKind>& rope_scaling_kinds();     // linear, ntk, dynamic, yarn
 // A theta as run names write it: 10 -> "10", 1e6 -> "1e6", 10000 -> "1e4".
 std::string theta_label(double theta);
 

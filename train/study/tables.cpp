@@ -21,12 +21,53 @@ const std::vector<Column<RunRow>>& RunRow::schema() {
 
 const std::vector<Column<EvalRow>>& EvalRow::schema() {
   using R = EvalRow;
-  static const std::vector<Column<R>> kColumns = {
-      {"run", &R::run},        {"pe", &R::pe},
-      {"seed", &R::seed},      {"corpus", &R::corpus},
-      {"len", &R::len},        {"rope_scaling", &R::rope_scaling},
-      {"loss", &R::loss},      {"sliding_loss", &R::sliding_loss},
-      {"windows", &R::windows}};
+  static const std::vector<Column<R>> kColumns = {{"run", &R::run},
+                                                  {"pe", &R::pe},
+                                                  {"seed", &R::seed},
+                                                  {"corpus", &R::corpus},
+                                                  {"len", &R::len},
+                                                  {"rope_scaling", &R::rope_scaling},
+                                                  {"loss", &R::loss},
+                                                  {"sliding_loss", &R::sliding_loss},
+                                                  {"loss_unseen_1", &R::loss_unseen_1},
+                                                  {"loss_unseen_2", &R::loss_unseen_2},
+                                                  {"windows", &R::windows}};
+  return kColumns;
+}
+
+const std::vector<Column<AttributionRow>>& AttributionRow::schema() {
+  using R = AttributionRow;
+  static const std::vector<Column<R>> kColumns = {{"run", &R::run},
+                                                  {"pe", &R::pe},
+                                                  {"seed", &R::seed},
+                                                  {"len", &R::len},
+                                                  {"position_offset", &R::position_offset},
+                                                  {"attention_window", &R::attention_window},
+                                                  {"logit_scale", &R::logit_scale},
+                                                  {"loss", &R::loss},
+                                                  {"loss_unseen", &R::loss_unseen}};
+  return kColumns;
+}
+
+const std::vector<Column<CopyCsvRow>>& CopyCsvRow::schema() {
+  using R = CopyCsvRow;
+  static const std::vector<Column<R>> kColumns = {{"run", &R::run},
+                                                  {"pe", &R::pe},
+                                                  {"seed", &R::seed},
+                                                  {"distance", &R::distance},
+                                                  {"n", &R::n},
+                                                  {"loss_planted", &R::loss_planted},
+                                                  {"loss_control", &R::loss_control}};
+  return kColumns;
+}
+
+const std::vector<Column<RopePairRow>>& RopePairRow::schema() {
+  using R = RopePairRow;
+  static const std::vector<Column<R>> kColumns = {{"run", &R::run},
+                                                  {"seed", &R::seed},
+                                                  {"pair", &R::pair},
+                                                  {"wavelength", &R::wavelength},
+                                                  {"loss_unseen", &R::loss_unseen}};
   return kColumns;
 }
 
@@ -58,10 +99,12 @@ const std::vector<Column<TaskRow>>& TaskRow::schema() {
                                                   {"seed", &R::seed},
                                                   {"train_len", &R::train_len},
                                                   {"test_len", &R::test_len},
+                                                  {"k", &R::k},
                                                   {"depth", &R::depth},
                                                   {"n", &R::n},
                                                   {"correct", &R::correct},
                                                   {"accuracy", &R::accuracy},
+                                                  {"char_accuracy", &R::char_accuracy},
                                                   {"ci_low", &R::ci_low},
                                                   {"ci_high", &R::ci_high}};
   return kColumns;

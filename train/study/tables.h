@@ -7,6 +7,9 @@
 //   position_loss.csv  one row per (run, scaling, length, position bucket)
 //   mlm.csv            one row per masked-LM model: loss on masked tokens, shuffle check
 //   tasks.csv          one row per (task, scheme, seed, test length, depth)
+//   attribution.csv    one row per (main run, intervention): why a scheme fails past T0
+//   copy.csv           one row per (main run, distance): copy at a distance
+//   rope_pairs.csv     one row per (RoPE main run, rotation pair): frequency surgery
 //   ngram.csv          one row per (corpus, n): the add-k n-gram reference lines
 //   timing.csv         one row per stage that computed something
 //   attention.csv      one row per (scheme, layer, head, query, key)
@@ -18,6 +21,7 @@
 // Each row type lists its columns once, in schema(): a name and the field it holds. Writing,
 // reading and the header all follow that one list.
 #pragma once
+#include <cmath>
 #include <string>
 #include <variant>
 #include <vector>
@@ -48,6 +52,8 @@ struct RunRow {
 // extrapolation.csv: one row per (run, RoPE scaling, evaluation length). loss: mean over every
 // target of every val window of length len; sliding_loss: the same targets scored by a window
 // of T0 moved by T0/4. rope_scaling: none|linear|ntk|dynamic|yarn for rope runs, "" otherwise.
+// loss_unseen_1, loss_unseen_2: the loss on the unseen positions [T0, 4T0) and [8T0, 16T0) of
+// the same windows, where the window reaches the whole range (NaN otherwise).
 struct EvalRow {
   std::string run, pe;
   long seed = 0;
@@ -56,7 +62,42 @@ struct EvalRow {
   std::string rope_scaling;
   double loss = 0, sliding_loss = 0;
   long windows = 0;
+  double loss_unseen_1 = NAN, loss_unseen_2 = NAN;
   static const std::vector<Column<EvalRow>>& schema();
+};
+
+// attribution.csv (SPEC 7.4): one main run evaluated with one intervention (nn/attention.h)
+// on the same val text: windows of len (16 T0: plain, attention_window = T0, logit_scale log)
+// or of T0 at position_offset 0, T0, 4T0, 15T0. loss over every target; loss_unseen over the
+// targets at unseen positions (>= T0 from the window's start, or all of a window at an offset
+// >= T0; NaN for the offset-0 reference). attention_window 0: none.
+struct AttributionRow {
+  std::string run, pe;
+  long seed = 0, len = 0, position_offset = 0, attention_window = 0;
+  std::string logit_scale;  // none | log
+  double loss = 0, loss_unseen = NAN;
+  static const std::vector<Column<AttributionRow>>& schema();
+};
+
+// copy.csv (SPEC 7.5): one main run, one gap d between the two copies (copy_probe.h): n
+// examples, the mean loss per character of the second copy's last m - 1 characters, with the
+// first copy planted and with a different random string (control).
+struct CopyCsvRow {
+  std::string run, pe;
+  long seed = 0, distance = 0, n = 0;
+  double loss_planted = 0, loss_control = 0;
+  static const std::vector<Column<CopyCsvRow>>& schema();
+};
+
+// rope_pairs.csv (SPEC 7.6): one RoPE main run at 16 T0 with one rotation pair interpolated
+// alone (its angle divided by s = L/T0): the loss on the unseen positions [T0, L). pair -1 is
+// the plain model (nothing interpolated; wavelength NaN). wavelength = 2 pi / freq_pair, in
+// tokens.
+struct RopePairRow {
+  std::string run;
+  long seed = 0, pair = 0;
+  double wavelength = NAN, loss_unseen = 0;
+  static const std::vector<Column<RopePairRow>>& schema();
 };
 
 // position_loss.csv: the rows of extrapolation.csv split into position buckets [start, end).
@@ -80,14 +121,19 @@ struct MlmRow {
 };
 
 // tasks.csv: one row per (task, scheme, seed, test length, depth): n fresh examples, `correct`
-// of them answered exactly; accuracy = correct / n with its Wilson 95% interval. depth: the
-// needle's place in the filler (0 = start, 1 = end) for passkey, NaN ("") otherwise.
+// of them answered exactly; accuracy = correct / n with its Wilson 95% interval; char_accuracy
+// the share of answer characters right. Lengths in the task's unit (tasks.h): unscramble
+// words, reverse letters, passkey characters; train_len the longest trained on. k: the word
+// count of unscramble (= test_len), depth: the needle's place in the filler (0 = start, 1 =
+// end) for passkey; NaN ("") otherwise. k and char_accuracy come last in the struct (so older
+// initialisers stay valid), in SPEC order in the file (schema()).
 struct TaskRow {
   std::string task, pe;
   long seed = 0, train_len = 0, test_len = 0;
   double depth = 0;
   long n = 0, correct = 0;
   double accuracy = 0, ci_low = 0, ci_high = 0;
+  double k = NAN, char_accuracy = NAN;
   static const std::vector<Column<TaskRow>>& schema();
 };
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 #include "train/study/runner.h"
@@ -31,9 +32,21 @@ TuningRow tuning_row(const StudyConfig& c, const RunSpec& r, const EvalSpec& e) 
   return row;
 }
 
+// Each scheme's learning rate of lowest loss among the rows (at the first batch size of each).
+std::map<std::string, double> best_lrs(const std::vector<TuningRow>& rows) {
+  std::map<std::string, std::pair<double, double>> best;  // pe -> (loss, lr)
+  for (const TuningRow& t : rows) {
+    auto it = best.find(t.pe);
+    if (it == best.end() || t.val_loss < it->second.first) best[t.pe] = {t.val_loss, t.lr};
+  }
+  std::map<std::string, double> out;
+  for (const auto& [pe, b] : best) out[pe] = b.second;
+  return out;
+}
+
 }  // namespace
 
-TuneChoice tune_study(const StudyConfig& config) {
+std::map<std::string, double> tune_study(const StudyConfig& config) {
   StudyConfig c = config;
   c.lens = {c.ctx};  // the tuning runs are scored at T0 only
   const StudyPlan p = tuning_plan(c);
@@ -43,24 +56,22 @@ TuneChoice tune_study(const StudyConfig& config) {
                pending.size(), p.runs.size(), (long long)c.tune_tokens);
   run_in_process(c, p, pending);
   std::vector<TuningRow> rows;
-  std::map<std::pair<double, int64_t>, std::vector<double>> by_pair;  // (lr, batch) -> losses
   for (size_t i = 0; i < p.runs.size(); ++i) {
     rows.push_back(tuning_row(c, p.runs[i], p.evals[i]));
     const TuningRow& t = rows.back();
-    by_pair[{t.lr, t.batch}].push_back(t.val_loss);
     std::printf("%-12s lr %-8g batch %-4ld %6ld steps  val loss %.4f  %.0f s\n", t.pe.c_str(), t.lr,
                 t.batch, t.steps, t.val_loss, t.seconds);
   }
   write_rows(c.out + "/tuning.csv", rows);
-  TuneChoice best{0, 0, INFINITY};
-  for (const auto& [pair, losses] : by_pair) {
-    double mean = 0;
-    for (double l : losses) mean += l / static_cast<double>(losses.size());
-    if (mean < best.mean_loss) best = {pair.first, pair.second, mean};
-  }
-  std::printf("choice: lr %g, batch %lld (mean val loss at T0 over the schemes %.4f); %s\n",
-              best.lr, (long long)best.batch, best.mean_loss, (c.out + "/tuning.csv").c_str());
-  return best;
+  const std::map<std::string, double> lrs = best_lrs(rows);
+  for (const auto& [pe, lr] : lrs) std::printf("choice: %s lr %g\n", pe.c_str(), lr);
+  return lrs;
+}
+
+std::map<std::string, double> read_tuning(const StudyConfig& c) {
+  const std::string path = c.out + "/tuning.csv";
+  if (!std::filesystem::exists(path)) return {};
+  return best_lrs(read_rows<TuningRow>(path));
 }
 
 }  // namespace poslab
