@@ -12,10 +12,12 @@
 #include "data/atomic_file.h"
 #include "data/corpus.h"
 #include "data/utf8.h"
+#include "posenc/alibi.h"
 #include "tensor/device.h"
 #include "train/args.h"
 #include "train/checkpoint.h"
 #include "train/commands.h"
+#include "train/study/guide_figures.h"
 #include "train/study/plot.h"
 
 namespace poslab {
@@ -68,10 +70,9 @@ AttentionMaps attention_maps(const GPT& model, const std::vector<int32_t>& ids,
   return m;
 }
 
-std::optional<double> permuted_difference(const AttentionMaps& a, const AttentionMaps& b) {
+std::optional<std::vector<int64_t>> permutation_of(const AttentionMaps& a, const AttentionMaps& b) {
   if (a.size() != b.size() || a.layers != b.layers || a.heads != b.heads) return std::nullopt;
-  // pi(i): the first unused position of b holding a's token i
-  std::map<int32_t, std::vector<int64_t>> where;
+  std::map<int32_t, std::vector<int64_t>> where;  // token -> its unused positions in b, last first
   for (int64_t i = b.size() - 1; i >= 0; --i) where[b.ids[i]].push_back(i);
   std::vector<int64_t> pi(a.size());
   for (int64_t i = 0; i < a.size(); ++i) {
@@ -80,12 +81,25 @@ std::optional<double> permuted_difference(const AttentionMaps& a, const Attentio
     pi[i] = free.back();
     free.pop_back();
   }
+  return pi;
+}
+
+double query_difference(const AttentionMaps& a, const AttentionMaps& b,
+                        const std::vector<int64_t>& pi, int64_t l, int64_t h, int64_t i) {
+  double worst = 0;
+  for (int64_t j = 0; j < a.size(); ++j)
+    worst = std::max(worst, std::fabs(a.at(l, h, i, j) - b.at(l, h, pi[i], pi[j])));
+  return worst;
+}
+
+std::optional<double> permuted_difference(const AttentionMaps& a, const AttentionMaps& b) {
+  std::optional<std::vector<int64_t>> pi = permutation_of(a, b);
+  if (!pi) return std::nullopt;
   double worst = 0;
   for (int64_t l = 0; l < a.layers; ++l)
     for (int64_t h = 0; h < a.heads; ++h)
       for (int64_t i = 0; i < a.size(); ++i)
-        for (int64_t j = 0; j < a.size(); ++j)
-          worst = std::max(worst, std::fabs(a.at(l, h, i, j) - b.at(l, h, pi[i], pi[j])));
+        worst = std::max(worst, query_difference(a, b, *pi, l, h, i));
   return worst;
 }
 
@@ -122,29 +136,90 @@ std::string show_token(const std::string& token) {
   return token;
 }
 
-std::string attention_svg(const std::vector<AttentionMaps>& texts, const std::string& title) {
+std::string head_label(const GPTConfig& c, int64_t h) {
+  if (c.pe == PeKind::alibi)
+    return "head " + std::to_string(h) + ", m = " + alibi_slope_text(alibi_slopes(c.n_head).at(h));
+  if (c.pe == PeKind::t5) return "T5 head " + std::to_string(h);
+  return "head " + std::to_string(h);
+}
+
+// One panel: the weights of layer l, head h of m at the positions order[0..n-1] of its text
+// (order[i] is the position drawn as row and column i). A key the causal mask hides is left
+// empty, not drawn as 0. `rest` (title, labels, size) is copied in.
+static Heatmap panel(const AttentionMaps& m, int64_t l, int64_t h,
+                     const std::vector<int64_t>& order, Heatmap rest) {
+  const int64_t n = static_cast<int64_t>(order.size());
+  rest.values.assign(n, std::vector<double>(n));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      rest.values[i][j] = m.causal && order[j] > order[i] ? NAN : m.at(l, h, order[i], order[j]);
+  return rest;
+}
+
+// 0, 1, ..., n-1: a text in its own order.
+static std::vector<int64_t> positions(int64_t n) {
+  std::vector<int64_t> p(n);
+  std::iota(p.begin(), p.end(), 0);
+  return p;
+}
+
+// |A - B| of two panels drawn in the same order: empty where both are.
+static Heatmap difference(const Heatmap& a, const Heatmap& b, Heatmap rest) {
+  rest.values = a.values;
+  for (size_t i = 0; i < a.values.size(); ++i)
+    for (size_t j = 0; j < a.values[i].size(); ++j) {
+      const double x = a.values[i][j], y = b.values[i][j];
+      rest.values[i][j] = std::isnan(x) && std::isnan(y)
+                              ? NAN
+                              : std::fabs((std::isnan(x) ? 0 : x) - (std::isnan(y) ? 0 : y));
+    }
+  return rest;
+}
+
+std::string attention_svg(const std::vector<AttentionMaps>& texts, const std::string& title,
+                          const std::vector<std::string>& head_labels) {
+  const AttentionMaps& a = texts.at(0);
+  const std::vector<int64_t> identity = positions(a.size());
+  // B in A's order when it is a permutation of A; otherwise in its own, and no difference.
+  std::optional<std::vector<int64_t>> pi;
+  if (texts.size() > 1) pi = permutation_of(a, texts[1]);
+  Heatmap style;
+  style.xlabel = "key", style.ylabel = "query";
+  style.sqrt_scale = true;  // small weights, and small differences, stay visible
+  style.width = style.height = std::clamp(24.0 * static_cast<double>(a.size()) + 90, 240.0, 420.0);
+  const auto labels_of = [&](const AttentionMaps& m, const std::vector<int64_t>& order) {
+    Heatmap s = style;
+    for (int64_t p : order) s.col_labels.push_back(show_token(m.tokens[p]));
+    s.row_labels = s.col_labels;
+    return s;
+  };
   std::vector<Heatmap> panels;
-  const AttentionMaps& first = texts.at(0);
-  const double side = std::clamp(24.0 * static_cast<double>(first.size()) + 90, 220.0, 420.0);
-  for (int64_t l = 0; l < first.layers; ++l)
-    for (size_t t = 0; t < texts.size(); ++t)
-      for (int64_t h = 0; h < first.heads; ++h) {
-        const AttentionMaps& m = texts[t];
-        Heatmap hm;
-        hm.title = (texts.size() > 1 ? std::string(1, static_cast<char>('A' + t)) + " " : "") +
-                   "layer " + std::to_string(l) + " head " + std::to_string(h);
-        hm.xlabel = "key", hm.ylabel = "query";
-        for (const std::string& tok : m.tokens) hm.col_labels.push_back(show_token(tok));
-        hm.row_labels = hm.col_labels;
-        hm.values.assign(m.size(), std::vector<double>(m.size()));
-        for (int64_t i = 0; i < m.size(); ++i)
-          for (int64_t j = 0; j < m.size(); ++j)  // a masked key is left empty, not drawn as 0
-            hm.values[i][j] = m.causal && j > i ? NAN : m.at(l, h, i, j);
-        hm.width = side, hm.height = side;
-        panels.push_back(hm);
-      }
-  const int columns = static_cast<int>(first.heads * static_cast<int64_t>(texts.size()));
-  return render_heatmap_grid(title, panels, columns);
+  for (int64_t l = 0; l < a.layers; ++l) {
+    std::vector<Heatmap> row_a, row_b;
+    for (int64_t h = 0; h < a.heads; ++h) {
+      const std::string name = "layer " + std::to_string(l) + " " + head_labels.at(h);
+      Heatmap s = labels_of(a, identity);
+      s.title = (texts.size() > 1 ? "A " : "") + name;
+      row_a.push_back(panel(a, l, h, identity, s));
+    }
+    panels.insert(panels.end(), row_a.begin(), row_a.end());
+    if (texts.size() == 1) continue;
+    const AttentionMaps& b = texts[1];
+    const std::vector<int64_t> order = pi ? *pi : positions(b.size());
+    for (int64_t h = 0; h < a.heads; ++h) {
+      Heatmap s = labels_of(b, order);
+      s.title = "B layer " + std::to_string(l) + " " + head_labels.at(h);
+      row_b.push_back(panel(b, l, h, order, s));
+    }
+    panels.insert(panels.end(), row_b.begin(), row_b.end());
+    if (!pi) continue;
+    for (int64_t h = 0; h < a.heads; ++h) {
+      Heatmap s = labels_of(a, identity);
+      s.title = "|A-B| layer " + std::to_string(l) + " " + head_labels.at(h);
+      panels.push_back(difference(row_a[h], row_b[h], s));
+    }
+  }
+  return render_heatmap_grid(title, panels, static_cast<int>(a.heads));
 }
 
 std::string top_attended(const AttentionMaps& m, int64_t k) {
@@ -198,17 +273,31 @@ static AttentionMaps maps_of(const GPT& m, const std::vector<std::string>& vocab
   return attention_maps(m, ids, vocab, text);
 }
 
+// Per layer, per query of A: max over heads and keys of |P_A - P_B| with B in A's order. Then
+// the same over everything, and what it means.
 static void print_comparison(const AttentionMaps& a, const AttentionMaps& b) {
-  std::optional<double> d = permuted_difference(a, b);
-  if (!d) {
+  std::optional<std::vector<int64_t>> pi = permutation_of(a, b);
+  if (!pi) {
     std::printf("A and B are not the same characters in another order: no token-by-token match\n");
     return;
+  }
+  std::printf("|P_A - P_B| per query of A, max over heads and keys (B's rows in A's order):\n");
+  double worst = 0;
+  for (int64_t l = 0; l < a.layers; ++l) {
+    std::printf("  layer %lld", static_cast<long long>(l));
+    for (int64_t i = 0; i < a.size(); ++i) {
+      double d = 0;
+      for (int64_t h = 0; h < a.heads; ++h) d = std::max(d, query_difference(a, b, *pi, l, h, i));
+      worst = std::max(worst, d);
+      std::printf("  %s %.2f", show_token(a.tokens[i]).c_str(), d);
+    }
+    std::printf("\n");
   }
   std::printf(
       "B is A's characters in another order. Each token of A matched to its place in B:\n"
       "  max |P_A - P_B| over every layer, head, query and key = %.3g\n",
-      *d);
-  if (*d < 1e-5)
+      worst);
+  if (worst < 1e-5)
     std::printf(
         "  float rounding: token for token, the same attention; this model cannot tell A from B\n");
   else
@@ -255,7 +344,11 @@ int cmd_attend(int argc, char** argv) {
   std::filesystem::create_directories(out);
   std::string title = "attention of " + ckpt + " (pe " + pe_name(c.pe) + ")";
   if (texts.size() > 1) title += ": A = " + texts[0].text + ", B = " + texts[1].text;
-  write_file_atomic(out + "/attention.svg", attention_svg(texts, title));
+  if (texts.size() > 1 && permutation_of(texts[0], texts[1]))
+    title += " drawn in A's order, |A-B| their difference";
+  std::vector<std::string> heads;
+  for (int64_t h = 0; h < c.n_head; ++h) heads.push_back(head_label(c, h));
+  write_file_atomic(out + "/attention.svg", attention_svg(texts, title, heads));
   write_file_atomic(out + "/attention.csv", attention_csv(texts));
   std::printf("wrote %s/attention.svg and %s/attention.csv\n", out.c_str(), out.c_str());
   return 0;

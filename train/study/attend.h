@@ -9,13 +9,16 @@
 //   attention.csv   one row per (text, layer, head, query i, key j): the weight P[l,h,i,j]
 //   attention.svg   one heatmap per layer and head (row = query, column = key), one colour scale
 //   the terminal    the top-k keys of each query, averaged over the heads of each layer
-// With a second text (--compare) both are drawn side by side. If the second text is a
-// permutation of the first (我送君 / 君送我), it also reports
+// With a second text (--compare) both are drawn, B below A. If the second text is a
+// permutation of the first (我送君 / 君送我), B is drawn in A's token order with a third panel
+// per head, |P_A - P_B|, and the terminal reports, per layer and query of A, and over all,
 //
 //   max |P_A[l,h,i,j] - P_B[l,h,pi(i),pi(j)]|      pi: where token i of A sits in B
 //
 // which is float rounding for a model that cannot see order (NoPE without the causal mask is
-// permutation-equivariant) and large for one that can.
+// permutation-equivariant) and large for one that can. With the causal mask alone (causal
+// NoPE), a query whose visible keys are the same set in A and B (君 in 我送君 / 送我君) gets
+// the same row in layer 0, and a different one from layer 1 on: the mask leaked position.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -51,15 +54,32 @@ std::vector<int32_t> encode_text(const std::vector<std::string>& vocab, const st
 AttentionMaps attention_maps(const GPT& model, const std::vector<int32_t>& ids,
                              const std::vector<std::string>& vocab, const std::string& text);
 
+// If b's tokens are a permutation of a's, pi: where token i of a sits in b (pi[i] = the first
+// unused position of b holding a's token i); otherwise nothing. A repeated token may match any
+// of its copies: a model that cannot see order gives identical tokens identical rows.
+std::optional<std::vector<int64_t>> permutation_of(const AttentionMaps& a, const AttentionMaps& b);
+
+// |P_A[l,h,i,j] - P_B[l,h,pi(i),pi(j)]| for one layer, head and query i of A, max over keys j.
+double query_difference(const AttentionMaps& a, const AttentionMaps& b,
+                        const std::vector<int64_t>& pi, int64_t l, int64_t h, int64_t i);
+
 // If b's tokens are a permutation of a's, max |P_A[l,h,i,j] - P_B[l,h,pi(i),pi(j)]| over
-// everything; otherwise nothing. A repeated token may match any of its copies: a model that
-// cannot see order gives identical tokens identical rows.
+// everything; otherwise nothing.
 std::optional<double> permuted_difference(const AttentionMaps& a, const AttentionMaps& b);
 
 // One row per weight: text,layer,head,query,query_token,key,key_token,weight.
 std::string attention_csv(const std::vector<AttentionMaps>& texts);
-// A grid of heatmaps: one row of panels per layer; per text, one panel per head.
-std::string attention_svg(const std::vector<AttentionMaps>& texts, const std::string& title);
+// A grid of heatmaps, one column per head, one row per layer and text. When the second text is
+// a permutation of the first, B is drawn in A's token order (row i and column j of its panel
+// show B's weight between the tokens that sit at i and j in A; the keys B's causal mask hides
+// are left empty wherever they fall), and a third row per layer shows |P_A - P_B| in that
+// order: a model blind to order draws A and B alike and its difference dark.
+// `head_labels[h]` names head h ("head 0, m = 1/4" for ALiBi; see head_label).
+std::string attention_svg(const std::vector<AttentionMaps>& texts, const std::string& title,
+                          const std::vector<std::string>& head_labels);
+// How head h is named in a panel: "head 0"; ALiBi adds its slope ("head 0, m = 1/4"), T5
+// says the bias is T5's learned one of that head ("T5 head 0").
+std::string head_label(const GPTConfig& c, int64_t h);
 // For each layer, each query: its top-k keys with the weight averaged over the heads.
 std::string top_attended(const AttentionMaps& m, int64_t k);
 // How a token is shown: a line break as ⏎, a space as ␣, a tab as ⇥.

@@ -1,7 +1,7 @@
 // main.cpp — `poslab <command> [flags]`. Errors become one line on stderr and exit code 1.
 // The subcommands live in train/commands.h (prepare, train, eval, generate),
-// train/study/experiments.h (experiments) and train/study/attend.h (attend); this file, at the
-// top of the graph, sees them all.
+// train/study/experiments.h (experiments), train/study/attend.h (attend) and
+// train/study/guide_figures.h (figure); this file, at the top of the graph, sees them all.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -10,6 +10,7 @@
 #include "train/commands.h"
 #include "train/study/attend.h"
 #include "train/study/experiments.h"
+#include "train/study/guide_figures.h"
 
 static const char* kUsage =
     "usage: poslab <command> [flags]     (poslab <command> --help for its flags)\n"
@@ -19,6 +20,7 @@ static const char* kUsage =
     "(docs/evaluation.md)\n"
     "  generate     sample text with a KV cache\n"
     "  attend       where a model attends on a text of yours: SVG, CSV and the top keys\n"
+    "  figure       the guide's figures from the formulas: rope-decay, rope-scaling, alibi-bias\n"
     "  experiments  run the whole study and write results/REPORT.md (docs/cli.md)\n";
 
 int main(int argc, char** argv) {
@@ -33,10 +35,11 @@ int main(int argc, char** argv) {
     if (cmd == "eval") return poslab::cmd_eval(argc - 2, argv + 2);
     if (cmd == "generate") return poslab::cmd_generate(argc - 2, argv + 2);
     if (cmd == "attend") return poslab::cmd_attend(argc - 2, argv + 2);
+    if (cmd == "figure") return poslab::cmd_figure(argc - 2, argv + 2);
     if (cmd == "experiments") return poslab::cmd_experiments(argc - 2, argv + 2);
     std::fprintf(stderr,
                  "poslab: unknown command '%s'; valid: prepare, train, eval, generate, attend, "
-                 "experiments\n",
+                 "figure, experiments\n",
                  cmd.c_str());
     return 2;
   } catch (const std::exception& e) {

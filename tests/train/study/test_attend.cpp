@@ -131,3 +131,67 @@ TEST_CASE("attend: unknown characters, an empty text and missing files are named
       Contains("small.json: holds 2 entries") && Contains("does not belong to this checkpoint"));
   REQUIRE_FALSE(fs::exists(out));  // nothing written on an error
 }
+
+// The fills of each panel's cells, in the order the panels are drawn.
+static std::vector<std::vector<std::string>> panel_fills(const std::string& svg) {
+  std::vector<std::vector<std::string>> panels;
+  for (size_t at = svg.find("<g class=\"cells\">"); at != std::string::npos;
+       at = svg.find("<g class=\"cells\">", at + 1)) {
+    const size_t end = svg.find("</g>", at);
+    panels.emplace_back();
+    for (size_t f = svg.find("fill=\"", at); f < end; f = svg.find("fill=\"", f + 1))
+      panels.back().push_back(svg.substr(f + 6, 7));
+  }
+  return panels;
+}
+
+TEST_CASE("attend --compare draws a permuted B in A's order, with |A-B| below", "[train][attend]") {
+  test::TempDir dir;
+  std::vector<std::string> vocab;
+  auto svg_of = [&](const std::string& ckpt, const std::string& a, const std::string& b) {
+    Checkpoint ck = load_checkpoint(ckpt);
+    vocab = load_vocab(dir.file("data/vocab.json"));
+    auto map = [&](const std::string& t) {
+      return attention_maps(*ck.model, encode_text(vocab, t, "--text", "vocab.json"), vocab, t);
+    };
+    std::vector<std::string> heads;
+    for (int64_t h = 0; h < ck.model->config().n_head; ++h)
+      heads.push_back(head_label(ck.model->config(), h));
+    return attention_svg({map(a), map(b)}, "t", heads);
+  };
+  // 2 layers x (A, B, |A-B|) x 2 heads: in layer l, panel 6 l + h is A's head h, 6 l + 2 + h B's
+  auto same_panels = [](const std::vector<std::vector<std::string>>& p) {
+    REQUIRE(p.size() == 2 * 3 * 2);
+    bool same = true;
+    for (int l = 0; l < 2; ++l)
+      for (int h = 0; h < 2; ++h) same = same && p[6 * l + h] == p[6 * l + 2 + h];
+    return same;
+  };
+  const std::string a = "春风又绿江南岸", b = "岸南江绿又风春";
+  const std::string none = svg_of(tiny_zh_run(dir, PeKind::none, false), a, b);
+  REQUIRE(none.find("|A-B| layer 1 head 1") != std::string::npos);
+  REQUIRE(same_panels(panel_fills(none)));  // blind to order: B in A's order is A
+  const std::string rope = svg_of(tiny_zh_run(dir, PeKind::rope, false), a, b);
+  REQUIRE_FALSE(same_panels(panel_fills(rope)));
+  // Causal: B's visible keys, in A's order, lie above the diagonal when B reverses A; |A-B|
+  // is drawn wherever either is visible, which for a reversal is every cell.
+  const std::string causal = tiny_zh_run(dir, PeKind::rope, true);
+  auto p = panel_fills(svg_of(causal, "我送君", "君送我"));
+  REQUIRE(p.at(0).size() == 6);
+  REQUIRE(p.at(2).size() == 6);
+  REQUIRE(p.at(4).size() == 9);
+  // Not a permutation: B in its own order, no difference row
+  auto q = panel_fills(svg_of(causal, "我送君", "君送我。"));
+  REQUIRE(q.size() == 2 * 2 * 2);
+}
+
+TEST_CASE("attend names ALiBi heads by their slope and T5's as T5 heads", "[train][attend]") {
+  GPTConfig c;
+  c.n_head = 4, c.pe = PeKind::alibi;
+  REQUIRE(head_label(c, 0) == "head 0, m = 1/4");
+  REQUIRE(head_label(c, 3) == "head 3, m = 1/256");
+  c.pe = PeKind::t5;
+  REQUIRE(head_label(c, 1) == "T5 head 1");
+  c.pe = PeKind::rope;
+  REQUIRE(head_label(c, 2) == "head 2");
+}

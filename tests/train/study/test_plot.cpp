@@ -229,6 +229,15 @@ TEST_CASE("the same input gives the same bytes", "[plot]") {
   CHECK(render_heatmap(causal_attention(12, "a")) == render_heatmap(causal_attention(12, "a")));
 }
 
+TEST_CASE("text names the CJK fonts first, so Chinese labels do not render as boxes", "[plot]") {
+  Heatmap m;
+  m.values = {{0.5}}, m.row_labels = {"君"}, m.col_labels = {"我"};
+  const std::string svg = render_heatmap(m);
+  REQUIRE(svg.find("font-family: 'Noto Sans CJK SC', 'WenQuanYi Micro Hei', 'DejaVu Sans', "
+                   "Helvetica, Arial, sans-serif;") != std::string::npos);
+  REQUIRE(svg.find(">君<") != std::string::npos);
+}
+
 TEST_CASE("mismatched series lengths are reported", "[plot]") {
   LinePlot p;
   p.series.push_back({"bad", {1, 2, 3}, {1, 2}});
