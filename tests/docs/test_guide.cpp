@@ -1,6 +1,6 @@
 // The guides (docs/guide.zh.md, docs/guide.md) cannot go stale: every file:function reference,
-// test name, link and command in them is checked against the code, the test programs and the
-// demo models.
+// test name, link, command and number in them is checked against the code, the test programs,
+// the demo models and the study's CSVs.
 //
 // What a guide may contain, and how each is checked:
 //   `dir/file.cpp:name`       the file exists and defines name (a function `name(`, or a
@@ -9,15 +9,30 @@
 //   [text](target#anchor)     target exists (relative to docs/); an anchor into a .md file
 //                             matches the GitHub slug of one of its headings
 //   ```sh blocks              one command a line, run in a scratch folder holding the demo:
-//                             `make demo` runs scripts/demo.sh (fewer steps), `make X` needs a
-//                             target X, `export PATH=...` is skipped, `poslab ...` and
-//                             `build/release/tests/test_x "name"` run (poslab with --steps cut
-//                             to keep the test short); each must exit 0
-//   ```text right after       the output of the block's one command: with numbers and non-ASCII
-//                             characters as wildcards, its lines must appear in order and
-//                             together in the real output; a line `...` skips any lines. A block
-//                             that shows `error:` expects the command to fail.
+//                             `make demo` runs scripts/demo.sh, `make X` needs a target X,
+//                             `export PATH=...` is skipped, `poslab ...` and
+//                             `build/release/tests/test_x "name"` run exactly as written; each
+//                             must exit 0
+//   ```text right after       the output of the block's one command: its lines must appear in
+//                             order and together in the real output (a line `...` skips any
+//                             lines; runs of spaces count as one). Text, Chinese included, must
+//                             be equal; every number must be the number printed there, within
+//                             the tolerance of numbers_agree; speeds and durations (a number
+//                             before `tokens/s`, `s` or `ms`) and Catch2's assertion counts are
+//                             not compared. A block that shows `error:` expects the command to
+//                             fail.
+//   a number in the prose     one with three or more decimals (4.759) or a mantissa and an
+//                             exponent (5.96e-8) quotes a command's output: it must equal a
+//                             number of a ```text block shown after a one-command ```sh block
+//                             (so checked against the output). Worked numbers of a formula go
+//                             in a plain ``` block.
+//   <!-- results: F C=V ... AGG -->N   N (right after the marker) is a study figure: the rows of
+//                             docs/results/F whose columns C equal V (V may be empty; C~V: the
+//                             value matches the regular expression V), reduced
+//                             by AGG, one of mean(COL) or exp(mean(COL)), rounded as N is
+//                             printed.
 #include <algorithm>
+#include <cmath>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -37,7 +52,16 @@ const std::string kSource = POSLAB_SOURCE_DIR;  // the repository root
 const std::string kTests = POSLAB_TESTS_DIR;    // where test_posenc etc. are built
 const std::string kPoslab = POSLAB_BIN;
 const char* const kGuides[] = {"docs/guide.zh.md", "docs/guide.md"};
-constexpr int kDemoSteps = 60, kTrainSteps = 40;  // enough for the outputs' shape, and quick
+// The commands run exactly as a reader runs them: `make demo` trains its 200 steps and `poslab
+// train` the steps the guide gives, since the numbers they print (losses, attention weights, the
+// greedy poem) are what the guide teaches from, and a shorter run prints other numbers. That is
+// affordable: the demo takes 35-60 s on 2 cores, each guide's `poslab train` lines 100 steps.
+//
+// Numbers are compared within a relative tolerance, not exactly: training sums in an order that
+// depends on the CPU's vector width (POSLAB_ISA, the portable build), so a loss after 200 steps
+// differs in its last digits between CPUs. 0.5% holds those differences and still catches a stale
+// figure (0.31 where the output says 0.516, 3e-8 where it says 5.96e-8: factors, not digits).
+constexpr double kRelTolerance = 5e-3;
 
 std::string read(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -140,43 +164,96 @@ int run(const std::string& dir, const std::string& command, std::string& output)
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
-// Numbers become '#', every non-ASCII character '?', runs of spaces one space.
-std::string mask(const std::string& line) {
+// A number as the guide or the output prints it: its value and the size of its last digit.
+struct Number {
+  double value = 0;
+  double unit = 1;       // 1 for 42, 0.01 for 0.33, 1e-10 for 5.96e-08
+  bool integer = true;   // no decimal point and no exponent
+};
+
+Number parse_number(const std::string& text) {
+  Number n;
+  n.value = std::stod(text);
+  size_t e = text.find_first_of("eE"), dot = text.find('.');
+  int decimals = 0;
+  if (dot != std::string::npos)
+    decimals = static_cast<int>((e == std::string::npos ? text.size() : e) - dot - 1);
+  int exponent = e == std::string::npos ? 0 : std::stoi(text.substr(e + 1));
+  n.unit = std::pow(10.0, exponent - decimals);
+  n.integer = dot == std::string::npos && e == std::string::npos;
+  return n;
+}
+
+// Integers (counts, positions, sizes) must be equal; other numbers may differ by one unit of
+// their last printed digit (rounding across CPUs) or by kRelTolerance (see above).
+bool numbers_agree(const Number& shown, const Number& actual) {
+  if (shown.integer || actual.integer) return shown.value == actual.value;
+  double unit = std::max(shown.unit, actual.unit);
+  double diff = std::abs(shown.value - actual.value);
+  return diff <= unit * (1 + 1e-9) || diff <= kRelTolerance * std::abs(actual.value);
+}
+
+const std::regex& number_regex() {
   static const std::regex number("[0-9]+(\\.[0-9]+)?(e[-+]?[0-9]+)?");
-  std::string s = std::regex_replace(line, number, "#"), out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x80) {
-      while (i + 1 < s.size() && (static_cast<unsigned char>(s[i + 1]) & 0xC0) == 0x80) ++i;
-      out += '?';
-    } else if (c == ' ' && !out.empty() && out.back() == ' ') {
-      continue;
+  return number;
+}
+
+// A line of the guide or the output: its text with every number as '#' and runs of spaces as
+// one, and the numbers that were there. A speed or duration (a number before "tokens/s", "s" or
+// "ms") becomes '~' and is not kept: it is the machine's, not the code's. So does Catch2's count
+// of assertions ("All tests passed (10 assertions in 1 test case)"): it counts the test's
+// checks, which change as the test grows, and the guide teaches nothing from it.
+struct Line {
+  std::string text;
+  std::vector<Number> numbers;
+};
+
+Line split_line(const std::string& line) {
+  static const std::regex timing("^ ?(tokens/s|s|ms|assertions?)([^A-Za-z]|$)");
+  Line out;
+  std::string s;
+  size_t pos = 0;
+  for (std::sregex_iterator it(line.begin(), line.end(), number_regex()), end; it != end; ++it) {
+    s += line.substr(pos, it->position() - pos);
+    pos = it->position() + it->length();
+    if (std::regex_search(line.substr(pos), timing)) {
+      s += '~';
     } else {
-      out += static_cast<char>(c);
+      s += '#';
+      out.numbers.push_back(parse_number(it->str()));
     }
   }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
+  s += line.substr(pos);
+  for (char c : s)
+    if (!(c == ' ' && (out.text.empty() || out.text.back() == ' '))) out.text += c;
+  while (!out.text.empty() && out.text.back() == ' ') out.text.pop_back();
   return out;
 }
 
+bool lines_agree(const Line& shown, const Line& actual) {
+  if (shown.text != actual.text || shown.numbers.size() != actual.numbers.size()) return false;
+  for (size_t i = 0; i < shown.numbers.size(); ++i)
+    if (!numbers_agree(shown.numbers[i], actual.numbers[i])) return false;
+  return true;
+}
+
 // Does pattern (with "..." lines as gaps) match actual[from..] line by line?
-bool match_at(const std::vector<std::string>& pat, size_t p, const std::vector<std::string>& act,
-              size_t a) {
+bool match_at(const std::vector<Line>& pat, size_t p, const std::vector<Line>& act, size_t a) {
   if (p == pat.size()) return true;
-  if (pat[p] == "...") {
+  if (pat[p].text == "...") {
     for (size_t k = a; k <= act.size(); ++k)
       if (match_at(pat, p + 1, act, k)) return true;
     return false;
   }
-  return a < act.size() && pat[p] == act[a] && match_at(pat, p + 1, act, a + 1);
+  return a < act.size() && lines_agree(pat[p], act[a]) && match_at(pat, p + 1, act, a + 1);
 }
 
 bool output_matches(const std::vector<std::string>& expected, const std::string& output) {
-  std::vector<std::string> pat, act;
+  std::vector<Line> pat, act;
   for (const std::string& l : expected)
-    if (!l.empty()) pat.push_back(mask(l));
+    if (!split_line(l).text.empty()) pat.push_back(split_line(l));
   for (const std::string& l : lines_of(output))
-    if (!mask(l).empty()) act.push_back(mask(l));
+    if (!split_line(l).text.empty()) act.push_back(split_line(l));
   for (size_t a = 0; a <= act.size(); ++a)
     if (match_at(pat, 0, act, a)) return true;
   return false;
@@ -184,14 +261,10 @@ bool output_matches(const std::vector<std::string>& expected, const std::string&
 
 // The command a guide line stands for, as run here; "" for a line that only sets up the shell.
 std::string command_for(const std::string& line) {
-  static const std::regex steps("--steps [0-9]+");
-  if (line == "make demo")
-    return "'" + kSource + "/scripts/demo.sh' '" + kPoslab + "' " + std::to_string(kDemoSteps);
+  if (line == "make demo") return "'" + kSource + "/scripts/demo.sh' '" + kPoslab + "'";
   if (line.rfind("export PATH=", 0) == 0) return "";
   const std::string tests = "build/release/tests/";
   if (line.rfind(tests, 0) == 0) return "'" + kTests + "'/" + line.substr(tests.size());
-  if (line.rfind("poslab ", 0) == 0)
-    return std::regex_replace(line, steps, "--steps " + std::to_string(kTrainSteps));
   return line;
 }
 
@@ -270,6 +343,123 @@ TEST_CASE("guide: every link, plot and report anchor exists", "[docs]") {
           CHECK(anchors_of(resolved).count(anchor.substr(1)) == 1);
       }
   }
+}
+
+namespace {
+
+// The rows of a CSV file of docs/results as column -> value maps (the study writes no quotes).
+std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
+  std::vector<std::map<std::string, std::string>> rows;
+  std::vector<std::string> header;
+  for (const std::string& l : lines_of(read(path))) {
+    std::vector<std::string> cells;
+    std::stringstream in(l);
+    for (std::string c; std::getline(in, c, ',');) cells.push_back(c);
+    if (!l.empty() && l.back() == ',') cells.push_back("");
+    if (header.empty()) {
+      header = cells;
+      continue;
+    }
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// The value a `<!-- results: ... -->` marker names (see the top of this file).
+double results_value(const std::string& spec) {
+  std::istringstream in(spec);
+  std::string file, word, agg;
+  in >> file;
+  struct Filter {
+    std::string column, value;
+    bool regex;  // C~V: the whole value matches the regular expression V
+  };
+  std::vector<Filter> filters;
+  while (in >> word) {
+    size_t op = word.find_first_of("=~");
+    if (op == std::string::npos) {
+      agg = word;
+      break;
+    }
+    filters.push_back({word.substr(0, op), word.substr(op + 1), word[op] == '~'});
+  }
+  static const std::regex form("(exp\\()?mean\\(([a-z_]+)\\)\\)?");
+  std::smatch m;
+  if (!std::regex_match(agg, m, form)) throw std::runtime_error("results: unknown " + agg);
+  double sum = 0;
+  int n = 0;
+  for (const auto& row : read_csv(kSource + "/docs/results/" + file)) {
+    bool keep = true;
+    for (const Filter& f : filters)
+      keep = keep && row.count(f.column) &&
+             (f.regex ? std::regex_match(row.at(f.column), std::regex(f.value))
+                      : row.at(f.column) == f.value);
+    if (!keep) continue;
+    sum += std::stod(row.at(m[2].str()));
+    ++n;
+  }
+  if (n == 0) throw std::runtime_error("results: no row of " + file + " matches " + spec);
+  return m[1].matched ? std::exp(sum / n) : sum / n;
+}
+
+}  // namespace
+
+TEST_CASE("guide: every number the prose quotes is in an output it shows, or in the results",
+          "[docs]") {
+  static const std::regex quoted(
+      "(^|[^0-9.A-Za-z_])([0-9]+\\.[0-9]{3,}|[0-9]+\\.[0-9]+e[-+]?[0-9]+)");
+  static const std::regex marker("<!-- results: ([^>]*) -->\\s*([0-9]+(\\.[0-9]+)?)");
+  for (const char* file : kGuides) {
+    Guide g = parse(file);
+    std::vector<double> shown;  // every number of the ```text blocks that check_commands checks
+    for (size_t k = 1; k < g.blocks.size(); ++k)
+      if (g.blocks[k].lang == "text" && g.blocks[k - 1].lang == "sh" && g.blocks[k - 1].followed &&
+          g.blocks[k - 1].lines.size() == 1)
+        for (const std::string& l : g.blocks[k].lines)
+          for (const Number& n : split_line(l).numbers) shown.push_back(n.value);
+    int markers = 0;
+    for (const std::string& l : g.prose) {
+      std::string rest = l;
+      for (std::sregex_iterator it(l.begin(), l.end(), marker), end; it != end; ++it) {
+        INFO(file << ": " << (*it)[0].str());
+        Number n = parse_number((*it)[2].str());
+        CHECK(std::abs(results_value((*it)[1].str()) - n.value) <= n.unit / 2 * (1 + 1e-9));
+        ++markers;
+      }
+      rest = std::regex_replace(rest, marker, "");
+      for (std::sregex_iterator it(rest.begin(), rest.end(), quoted), end; it != end; ++it) {
+        double v = std::stod((*it)[2].str());
+        INFO(file << ": " << (*it)[2].str() << " in: " << l);
+        CHECK(std::any_of(shown.begin(), shown.end(), [v](double s) {
+          return std::abs(s - v) <= 1e-12 * std::abs(v);
+        }));
+      }
+    }
+    INFO(file);
+    CHECK(markers >= 1);  // the parser found the study's figures (a format change would lose them)
+  }
+}
+
+TEST_CASE("guide: the number rules (tolerances, speeds, exact integers)", "[docs]") {
+  auto agree = [](const std::string& shown, const std::string& actual) {
+    return lines_agree(split_line(shown), split_line(actual));
+  };
+  CHECK(agree("loss 5.1117 nats, 17204 tokens/s", "loss 5.1118 nats, 23173 tokens/s"));
+  CHECK(agree("ready in 55 s: runs", "ready in 34 s: runs"));
+  CHECK(agree("All tests passed (10 assertions in 1 test case)",
+              "All tests passed (12 assertions in 1 test case)"));
+  CHECK_FALSE(agree("All tests passed (1 assertion in 1 test case)",
+                    "All tests passed (1 assertion in 2 test cases)"));
+  CHECK(agree("  送(1) 0.33", "  送(1)   0.34"));
+  CHECK_FALSE(agree("  送(1) 0.33", "  君(1) 0.33"));                  // text is exact
+  CHECK_FALSE(agree("  送(1) 0.33", "  送(2) 0.33"));                  // so are integers
+  CHECK_FALSE(agree("= 3e-08", "= 5.96e-08"));                        // a stale float rounding
+  CHECK_FALSE(agree("= 2.98e-08", "= 5.96e-08"));
+  CHECK_FALSE(agree("= 0.31", "= 0.516"));                            // a stale weight
+  CHECK_FALSE(agree("val loss 6.1053", "val loss 6.2053"));
+  CHECK(agree("val loss 6.1053", "val loss 6.1071"));                 // another CPU's last digits
 }
 
 namespace {
