@@ -19,6 +19,7 @@
 #include <mutex>
 #include <string>
 
+#include "tensor/backend.h"
 #include "tensor/cuda_util.cuh"
 
 namespace poslab {
@@ -208,6 +209,22 @@ void cuda_copy(void* dst, const void* src, size_t bytes, Device dst_dev, Device 
   if (dst_dev == Device::cuda && src_dev == Device::cpu) return gpu::upload(dst, src, bytes);
   CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, r.stream));
   if (dst_dev == Device::cpu) CUDA_CHECK(cudaStreamSynchronize(r.stream));
+}
+
+// ---------------------------------------------------------------- the GPU's kernel table
+
+// backend(Device::cuda) (backend.h): each family's .cu file adds its kernels.
+kernel::Backend kernel::cuda::backend() {
+  Backend k{};
+  add_copies(k);
+  add_elementwise(k);
+  add_reductions(k);
+  add_matmul(k);
+  add_softmax(k);
+  add_layer_norm(k);
+  add_gelu(k);
+  add_embedding(k);
+  return k;
 }
 
 // ---------------------------------------------------------------- cuda_util.cuh

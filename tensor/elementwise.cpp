@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "tensor/cuda_ops.h"
+#include "tensor/backend.h"
 #include "tensor/scalar_ops.h"
 #include "tensor/strided.h"
 
@@ -55,11 +55,88 @@ void map1(const Tensor& out, const Tensor& x, F f) {
 
 }  // namespace
 
+// ---- the wrappers: checks, then the kernel of the inputs' device (backend.h) ----
+
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   const char* name = name_of(op);
   check_same(name, a, b);
-  Shape shape = broadcast_shapes(name, a.shape(), b.shape());
-  if (a.device() == Device::cuda) return cuda::binary(op, a, b);
+  broadcast_shapes(name, a.shape(), b.shape());
+  return backend(a.device()).binary(op, a, b);
+}
+
+Tensor unary(UnaryOp op, const Tensor& x) {
+  check_defined("unary", x, "x");
+  return backend(x.device()).unary(op, x);
+}
+
+Tensor pow_scalar(const Tensor& x, double p) {
+  check_defined("pow", x, "x");
+  return backend(x.device()).pow_scalar(x, p);
+}
+
+Tensor affine(const Tensor& x, double scale, double shift) {
+  check_defined("affine", x, "x");
+  return backend(x.device()).affine(x, scale, shift);
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  check_same("where", a, b);
+  check_same("where", cond, a);
+  broadcast_shapes("where", broadcast_shapes("where", cond.shape(), a.shape()), b.shape());
+  return backend(a.device()).where(cond, a, b);
+}
+
+void add_(const Tensor& dst, const Tensor& src, double alpha) {
+  check_same("add_", dst, src);
+  if (broadcast_shapes("add_", dst.shape(), src.shape()) != dst.shape())
+    fail("add_: cannot add shape ", shape_str(src.shape()), " into ", shape_str(dst.shape()));
+  for (int64_t d = 0; d < dst.dim(); ++d)
+    if (dst.strides()[d] == 0 && dst.shape()[d] > 1)
+      fail("add_: the destination ", shape_str(dst.shape()), " with strides ",
+           shape_str(dst.strides()), " repeats elements (an expanded view): no in-place add");
+  backend(dst.device()).add_(dst, src, alpha);
+}
+
+void scale_(const Tensor& dst, double alpha) {
+  if (!dst.is_contiguous()) fail("scale_: expected a contiguous tensor");
+  backend(dst.device()).scale_(dst, alpha);
+}
+
+bool all_finite(const Tensor& x) {
+  return backend(x.device()).all_finite(x);
+}
+
+// A list op runs as one call of its device's kernel when the list is of one device and one
+// dtype (a model's weights and gradients are), and contiguous where the GPU kernel walks raw
+// spans; on the GPU that is one launch (and one read-back) for the whole list. Any other list
+// is handled one tensor at a time.
+static bool uniform(const std::vector<Tensor>& xs, bool need_contiguous) {
+  for (const Tensor& x : xs)
+    if (x.device() != xs[0].device() || x.dtype() != xs[0].dtype() ||
+        (need_contiguous && !x.is_contiguous()))
+      return false;
+  return !xs.empty();
+}
+
+int64_t first_non_finite(const std::vector<Tensor>& xs) {
+  if (uniform(xs, false)) return backend(xs[0].device()).first_non_finite(xs);
+  for (size_t i = 0; i < xs.size(); ++i)
+    if (!all_finite(xs[i])) return static_cast<int64_t>(i);
+  return -1;
+}
+
+void zero_(const std::vector<Tensor>& xs) {
+  if (uniform(xs, true)) return backend(xs[0].device()).zero_(xs);
+  for (const Tensor& x : xs) x.fill_(0);
+}
+
+// ---- the CPU kernels ----
+
+namespace cpu {
+namespace {
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
+  Shape shape = broadcast_shapes(name_of(op), a.shape(), b.shape());
   Tensor out = Tensor::empty(shape, a.dtype(), a.device());
   dispatch(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
@@ -80,8 +157,6 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
 }
 
 Tensor unary(UnaryOp op, const Tensor& x) {
-  check_defined("unary", x, "x");
-  if (x.device() == Device::cuda) return cuda::unary(op, x);
   Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
@@ -91,8 +166,6 @@ Tensor unary(UnaryOp op, const Tensor& x) {
 }
 
 Tensor pow_scalar(const Tensor& x, double p) {
-  check_defined("pow", x, "x");
-  if (x.device() == Device::cuda) return cuda::pow_scalar(x, p);
   Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
@@ -103,8 +176,6 @@ Tensor pow_scalar(const Tensor& x, double p) {
 }
 
 Tensor affine(const Tensor& x, double scale, double shift) {
-  check_defined("affine", x, "x");
-  if (x.device() == Device::cuda) return cuda::affine(x, scale, shift);
   Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
@@ -115,11 +186,8 @@ Tensor affine(const Tensor& x, double scale, double shift) {
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  check_same("where", a, b);
-  check_same("where", cond, a);
   Shape shape =
       broadcast_shapes("where", broadcast_shapes("where", cond.shape(), a.shape()), b.shape());
-  if (a.device() == Device::cuda) return cuda::where(cond, a, b);
   // where(c, a, b) = b + c' * (a - b) with c' = (c != 0) would lose precision; pick instead.
   Tensor c = cond.expand(shape).contiguous(), ae = a.expand(shape).contiguous(),
          be = b.expand(shape).contiguous();
@@ -136,22 +204,10 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 
 void add_(const Tensor& dst, const Tensor& src, double alpha) {
-  check_same("add_", dst, src);
-  const bool strided = !dst.is_contiguous();
-  if (strided && dst.device() == Device::cuda)
-    fail("add_: expected a contiguous destination on the GPU, but got strides ",
-         shape_str(dst.strides()));
-  if (broadcast_shapes("add_", dst.shape(), src.shape()) != dst.shape())
-    fail("add_: cannot add shape ", shape_str(src.shape()), " into ", shape_str(dst.shape()));
-  for (int64_t d = 0; d < dst.dim(); ++d)
-    if (dst.strides()[d] == 0 && dst.shape()[d] > 1)
-      fail("add_: the destination ", shape_str(dst.shape()), " with strides ",
-           shape_str(dst.strides()), " repeats elements (an expanded view): no in-place add");
-  if (dst.device() == Device::cuda) return cuda::add_(dst, src, alpha);
   dispatch(dst.dtype(), [&](auto zero) {
     using T = decltype(zero);
     T al = static_cast<T>(alpha);
-    if (!strided) return map2<T>(dst, dst, src, [al](T x, T y) { return x + al * y; });
+    if (dst.is_contiguous()) return map2<T>(dst, dst, src, [al](T x, T y) { return x + al * y; });
     // A view (a slice of a gradient buffer, autograd's slice backward): walk its rows. The
     // view's elements are distinct (a slice never overlaps itself), so rows can be threads.
     const Shape& shape = dst.shape();
@@ -177,8 +233,6 @@ void add_(const Tensor& dst, const Tensor& src, double alpha) {
 }
 
 void scale_(const Tensor& dst, double alpha) {
-  if (!dst.is_contiguous()) fail("scale_: expected a contiguous tensor");
-  if (dst.device() == Device::cuda) return cuda::scale_(dst, alpha);
   dispatch(dst.dtype(), [&](auto zero) {
     using T = decltype(zero);
     T al = static_cast<T>(alpha);
@@ -187,7 +241,6 @@ void scale_(const Tensor& dst, double alpha) {
 }
 
 bool all_finite(const Tensor& x) {
-  if (x.device() == Device::cuda) return cuda::first_non_finite({x}) < 0;
   Tensor c = x.contiguous();
   bool ok = true;
   dispatch(c.dtype(), [&](auto zero) {
@@ -200,27 +253,30 @@ bool all_finite(const Tensor& x) {
   return ok;
 }
 
-// Whether a list op can take the GPU's one-launch path: every tensor on the GPU and of one
-// dtype (a model's weights and gradients are), and contiguous where the kernel walks raw
-// spans. Any other list is handled one tensor at a time.
-static bool one_gpu_launch(const std::vector<Tensor>& xs, bool need_contiguous) {
-  for (const Tensor& x : xs)
-    if (x.device() != Device::cuda || x.dtype() != xs[0].dtype() ||
-        (need_contiguous && !x.is_contiguous()))
-      return false;
-  return !xs.empty();
-}
-
 int64_t first_non_finite(const std::vector<Tensor>& xs) {
-  if (one_gpu_launch(xs, false)) return cuda::first_non_finite(xs);
   for (size_t i = 0; i < xs.size(); ++i)
     if (!all_finite(xs[i])) return static_cast<int64_t>(i);
   return -1;
 }
 
 void zero_(const std::vector<Tensor>& xs) {
-  if (one_gpu_launch(xs, true)) return cuda::zero_(xs);
   for (const Tensor& x : xs) x.fill_(0);
 }
 
+}  // namespace
+
+void add_elementwise(Backend& k) {
+  k.binary = binary;
+  k.unary = unary;
+  k.pow_scalar = pow_scalar;
+  k.affine = affine;
+  k.where = where;
+  k.add_ = add_;
+  k.scale_ = scale_;
+  k.all_finite = all_finite;
+  k.first_non_finite = first_non_finite;
+  k.zero_ = zero_;
+}
+
+}  // namespace cpu
 }  // namespace poslab::kernel

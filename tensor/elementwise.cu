@@ -6,7 +6,7 @@
 // broadcast work, and a plain flat loop is what it compiles to when both are contiguous.
 // The op is a kernel argument (a uniform branch): these kernels are bound by memory, not by
 // the switch, and one kernel per dtype keeps the build small.
-#include "tensor/cuda_ops.h"
+#include "tensor/backend.h"
 #include "tensor/cuda_util.cuh"
 #include "tensor/scalar_ops.h"
 #include "tensor/strided.h"
@@ -142,6 +142,9 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 
 void add_(const Tensor& dst, const Tensor& src, double alpha) {
+  if (!dst.is_contiguous())
+    fail("add_: expected a contiguous destination on the GPU, but got strides ",
+         shape_str(dst.strides()));
   int64_t n = dst.numel();
   if (n == 0) return;
   auto l = gpu::make_layouts("add_", dst.shape(), {&src});
@@ -179,6 +182,10 @@ int64_t first_non_finite(const std::vector<Tensor>& xs) {
   return -1;
 }
 
+bool all_finite(const Tensor& x) {
+  return first_non_finite({x}) < 0;
+}
+
 void zero_(const std::vector<Tensor>& xs) {
   if (xs.empty()) return;
   dispatch(xs[0].dtype(), [&](auto zero) {
@@ -187,6 +194,19 @@ void zero_(const std::vector<Tensor>& xs) {
     zero_kernel<T><<<gpu::table_grid(xs), gpu::kThreads, 0, gpu::stream()>>>(table.data());
   });
   gpu::check_launch("zero_");
+}
+
+void add_elementwise(Backend& k) {
+  k.binary = binary;
+  k.unary = unary;
+  k.pow_scalar = pow_scalar;
+  k.affine = affine;
+  k.where = where;
+  k.add_ = add_;
+  k.scale_ = scale_;
+  k.all_finite = all_finite;
+  k.first_non_finite = first_non_finite;
+  k.zero_ = zero_;
 }
 
 }  // namespace poslab::kernel::cuda

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "tensor/cuda_ops.h"
+#include "tensor/backend.h"
 #include "tensor/strided.h"
 
 namespace poslab::kernel {
@@ -25,9 +25,20 @@ Tensor embedding(const Tensor& table, const Ids& ids) {
   check_defined("embedding", table, "table");
   if (table.dim() != 2)
     fail("embedding: expected a table (V,C), but got ", shape_str(table.shape()));
-  int64_t V = table.size(0), C = table.size(1);
-  check_ids("embedding", ids, V);
-  if (table.device() == Device::cuda) return cuda::embedding(table, ids);
+  check_ids("embedding", ids, table.size(0));
+  return backend(table.device()).embedding(table, ids);
+}
+
+Tensor embedding_backward(const Tensor& dout, const Ids& ids, int64_t V) {
+  check_ids("embedding_backward", ids, V);
+  return backend(dout.device()).embedding_backward(dout, ids, V);
+}
+
+namespace cpu {
+namespace {
+
+Tensor embedding(const Tensor& table, const Ids& ids) {
+  int64_t C = table.size(1);
   Shape shape = ids.shape;
   shape.push_back(C);
   Tensor out = Tensor::empty(shape, table.dtype());
@@ -46,8 +57,6 @@ Tensor embedding(const Tensor& table, const Ids& ids) {
 
 Tensor embedding_backward(const Tensor& dout, const Ids& ids, int64_t V) {
   int64_t C = dout.size(-1), n = static_cast<int64_t>(ids.data.size());
-  check_ids("embedding_backward", ids, V);
-  if (dout.device() == Device::cuda) return cuda::embedding_backward(dout, ids, V);
   Tensor dc = dout.contiguous();
   Tensor dt = Tensor::zeros({V, C}, dout.dtype());
   dispatch(dout.dtype(), [&](auto zero) {
@@ -68,4 +77,12 @@ Tensor embedding_backward(const Tensor& dout, const Ids& ids, int64_t V) {
   return dt;
 }
 
+}  // namespace
+
+void add_embedding(Backend& k) {
+  k.embedding = embedding;
+  k.embedding_backward = embedding_backward;
+}
+
+}  // namespace cpu
 }  // namespace poslab::kernel

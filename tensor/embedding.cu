@@ -4,7 +4,7 @@
 // The backward needs no atomics: the host (which holds the ids) sorts the positions by id
 // (a counting sort, O(N + V)), and one thread per (v, c) sums the rows of its id in
 // increasing n: the same order as the CPU loop, hence the same float result, run after run.
-#include "tensor/cuda_ops.h"
+#include "tensor/backend.h"
 #include "tensor/cuda_util.cuh"
 
 namespace poslab::kernel::cuda {
@@ -67,6 +67,11 @@ Tensor embedding_backward(const Tensor& dout, const Ids& ids, int64_t V) {
   });
   gpu::check_launch("embedding_backward");
   return dt;
+}
+
+void add_embedding(Backend& k) {
+  k.embedding = embedding;
+  k.embedding_backward = embedding_backward;
 }
 
 }  // namespace poslab::kernel::cuda

@@ -10,7 +10,7 @@
 
 #include <cmath>
 
-#include "tensor/cuda_ops.h"
+#include "tensor/backend.h"
 #include "tensor/fast_exp.h"
 #include "tensor/strided.h"
 
@@ -21,7 +21,17 @@ static constexpr double kGeluC = 0.044715;
 
 Tensor gelu(const Tensor& x) {
   check_defined("gelu", x, "x");
-  if (x.device() == Device::cuda) return cuda::gelu(x);
+  return backend(x.device()).gelu(x);
+}
+
+Tensor gelu_backward(const Tensor& x, const Tensor& dy) {
+  return backend(x.device()).gelu_backward(x, dy);
+}
+
+namespace cpu {
+namespace {
+
+Tensor gelu(const Tensor& x) {
   Tensor xc = x.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   dispatch(x.dtype(), [&](auto zero) {
@@ -40,7 +50,6 @@ Tensor gelu(const Tensor& x) {
 }
 
 Tensor gelu_backward(const Tensor& x, const Tensor& dy) {
-  if (x.device() == Device::cuda) return cuda::gelu_backward(x, dy);
   Tensor xc = x.contiguous(), dyc = dy.contiguous();
   Tensor dx = Tensor::empty(x.shape(), x.dtype());
   dispatch(x.dtype(), [&](auto zero) {
@@ -61,4 +70,12 @@ Tensor gelu_backward(const Tensor& x, const Tensor& dy) {
   return dx;
 }
 
+}  // namespace
+
+void add_gelu(Backend& k) {
+  k.gelu = gelu;
+  k.gelu_backward = gelu_backward;
+}
+
+}  // namespace cpu
 }  // namespace poslab::kernel

@@ -4,7 +4,7 @@
 //   y  = x / (1 + exp(-2u)),  u = sqrt(2/pi) (x + 0.044715 x^3)
 //   dx = dy (s + 2 x s (1 - s) du/dx),  s = 1 / (1 + exp(-2u)),  du/dx = sqrt(2/pi) (1 + 3*0.044715
 //   x^2)
-#include "tensor/cuda_ops.h"
+#include "tensor/backend.h"
 #include "tensor/cuda_util.cuh"
 
 namespace poslab::kernel::cuda {
@@ -61,6 +61,11 @@ Tensor gelu_backward(const Tensor& x, const Tensor& dy) {
   });
   gpu::check_launch("gelu_backward");
   return dx;
+}
+
+void add_gelu(Backend& k) {
+  k.gelu = gelu;
+  k.gelu_backward = gelu_backward;
 }
 
 }  // namespace poslab::kernel::cuda

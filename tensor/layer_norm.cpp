@@ -12,7 +12,7 @@
 
 #include <cmath>
 
-#include "tensor/cuda_ops.h"
+#include "tensor/backend.h"
 #include "tensor/strided.h"
 
 namespace poslab::kernel {
@@ -25,7 +25,20 @@ Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps,
   if (C == 0 || w.shape() != Shape{C} || b.shape() != Shape{C})
     fail("layer_norm: expected x (...,C) with weight (C) and bias (C), but got x ",
          shape_str(x.shape()), ", weight ", shape_str(w.shape()), ", bias ", shape_str(b.shape()));
-  if (x.device() == Device::cuda) return cuda::layer_norm(x, w, b, eps, mean, rstd);
+  return backend(x.device()).layer_norm(x, w, b, eps, mean, rstd);
+}
+
+void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, const Tensor& rstd,
+                         const Tensor& dy, Tensor* dx, Tensor* dw, Tensor* db) {
+  return backend(x.device()).layer_norm_backward(x, w, mean, rstd, dy, dx, dw, db);
+}
+
+namespace cpu {
+namespace {
+
+Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps, Tensor* mean,
+                  Tensor* rstd) {
+  int64_t C = x.size(-1);
   int64_t rows = x.numel() / C;
   Tensor xc = x.contiguous(), wc = w.contiguous(), bc = b.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());
@@ -62,8 +75,6 @@ Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps,
 // (differentiate y through xhat; mean and rstd both depend on every x_k of the row).
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, const Tensor& rstd,
                          const Tensor& dy, Tensor* dx, Tensor* dw, Tensor* db) {
-  if (x.device() == Device::cuda)
-    return cuda::layer_norm_backward(x, w, mean, rstd, dy, dx, dw, db);
   int64_t C = x.size(-1), rows = x.numel() / C;
   Tensor xc = x.contiguous(), wc = w.contiguous(), dyc = dy.contiguous();
   Tensor dxt = Tensor::empty(x.shape(), x.dtype());
@@ -115,4 +126,12 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, c
   if (db) *db = Tensor::from_vector(sb, {C}, x.dtype());
 }
 
+}  // namespace
+
+void add_layer_norm(Backend& k) {
+  k.layer_norm = layer_norm;
+  k.layer_norm_backward = layer_norm_backward;
+}
+
+}  // namespace cpu
 }  // namespace poslab::kernel

@@ -2,7 +2,7 @@
 // derivation). One warp per row of C values; statistics in double, two-pass variance.
 #include <cmath>
 
-#include "tensor/cuda_ops.h"
+#include "tensor/backend.h"
 #include "tensor/reduce.cuh"
 
 namespace poslab::kernel::cuda {
@@ -110,6 +110,11 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, c
   if (dx) *dx = dxt;
   if (dw) *dw = dwt;
   if (db) *db = dbt;
+}
+
+void add_layer_norm(Backend& k) {
+  k.layer_norm = layer_norm;
+  k.layer_norm_backward = layer_norm_backward;
 }
 
 }  // namespace poslab::kernel::cuda

@@ -10,7 +10,7 @@
 
 #include <algorithm>
 
-#include "tensor/cuda_ops.h"
+#include "tensor/backend.h"
 #include "tensor/sgemm.h"
 #include "tensor/strided.h"
 
@@ -51,11 +51,34 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   if (a_in.dim() < 2 || b_in.dim() < 2)
     fail("matmul: expected operands with at least 2 dims, but got ", shape_str(a_in.shape()),
          " and ", shape_str(b_in.shape()));
-  int64_t M = a_in.size(-2), K = a_in.size(-1), N = b_in.size(-1);
+  int64_t K = a_in.size(-1);
   if (b_in.size(-2) != K)
     fail("matmul: expected (...,M,K) @ (...,K,N), but got ", shape_str(a_in.shape()), " @ ",
          shape_str(b_in.shape()), " (K = ", K, " vs ", b_in.size(-2), ")");
-  if (a_in.device() == Device::cuda) return cuda::matmul(a_in, b_in);
+  return backend(a_in.device()).matmul(a_in, b_in);
+}
+
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
+  check_same("linear", x, w);
+  if (w.dim() != 2 || x.dim() < 1 || x.size(-1) != w.size(1))
+    fail("linear: expected x (...,in) and W (out,in), but got x ", shape_str(x.shape()), " and W ",
+         shape_str(w.shape()));
+  int64_t out_f = w.size(0);
+  if (b.defined() && (b.dim() != 1 || b.size(0) != out_f))
+    fail("linear: expected bias (", out_f, "), but got ", shape_str(b.shape()));
+  return backend(x.device()).linear(x, w, b);
+}
+
+void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx, Tensor* dw,
+                     Tensor* db) {
+  return backend(x.device()).linear_backward(x, w, dy, dx, dw, db);
+}
+
+namespace cpu {
+namespace {
+
+Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+  int64_t M = a_in.size(-2), K = a_in.size(-1), N = b_in.size(-1);
   Tensor a = a_in, b = b_in;
   // A 2-D right operand: fold a's batch dims into M and make one BLAS call.
   if (b.dim() == 2 && a.dim() > 2) {
@@ -113,14 +136,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
 // ---------------------------------------------------------------- linear
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
-  check_same("linear", x, w);
-  if (w.dim() != 2 || x.dim() < 1 || x.size(-1) != w.size(1))
-    fail("linear: expected x (...,in) and W (out,in), but got x ", shape_str(x.shape()), " and W ",
-         shape_str(w.shape()));
   int64_t in = w.size(1), out_f = w.size(0);
-  if (b.defined() && (b.dim() != 1 || b.size(0) != out_f))
-    fail("linear: expected bias (", out_f, "), but got ", shape_str(b.shape()));
-  if (x.device() == Device::cuda) return cuda::linear(x, w, b);
   Tensor xc = x.contiguous(), wc = w.contiguous();
   Shape out_shape = x.shape();
   out_shape.back() = out_f;
@@ -151,7 +167,6 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
 
 void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx, Tensor* dw,
                      Tensor* db) {
-  if (x.device() == Device::cuda) return cuda::linear_backward(x, w, dy, dx, dw, db);
   int64_t in = w.size(1), out_f = w.size(0), N = x.numel() / std::max<int64_t>(in, 1);
   Tensor xc = x.contiguous(), wc = w.contiguous(), dyc = dy.contiguous();
   dispatch(x.dtype(), [&](auto zero) {
@@ -170,4 +185,13 @@ void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor*
   if (db) *db = sum(dyc.reshape({N, out_f}), {0}, false);  // db (out) = sum over rows of dy
 }
 
+}  // namespace
+
+void add_matmul(Backend& k) {
+  k.matmul = matmul;
+  k.linear = linear;
+  k.linear_backward = linear_backward;
+}
+
+}  // namespace cpu
 }  // namespace poslab::kernel

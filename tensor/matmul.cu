@@ -7,7 +7,7 @@
 // with strides (ld, 1) or (1, ld) (transposed weights, the q/k/v slices) are never copied.
 // Products run in plain FP32/FP64 (no TF32; see device.cu), so they agree with the CPU to
 // float rounding.
-#include "tensor/cuda_ops.h"
+#include "tensor/backend.h"
 #include "tensor/cuda_util.cuh"
 #include "tensor/strided.h"
 
@@ -109,8 +109,8 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   Tensor y = Tensor::empty(out_shape, x.dtype(), Device::cuda);
   int64_t N = x.numel() / std::max<int64_t>(in, 1);
   if (y.numel() == 0) return y;
-  if (b.defined())
-    copy(y, b);
+  if (b.defined())  // y rows start as the bias, then gemm adds x W^T (beta = 1)
+    y.copy_(b);
   else if (in == 0)
     y.fill_(0);
   if (in == 0) return y;
@@ -140,6 +140,12 @@ void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor*
     }
   });
   if (db) *db = sum(dyc.reshape({N, out_f}), {0}, false);  // db (out) = sum over rows of dy
+}
+
+void add_matmul(Backend& k) {
+  k.matmul = matmul;
+  k.linear = linear;
+  k.linear_backward = linear_backward;
 }
 
 }  // namespace poslab::kernel::cuda

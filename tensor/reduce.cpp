@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-#include "tensor/cuda_ops.h"
+#include "tensor/backend.h"
 #include "tensor/strided.h"
 
 namespace poslab::kernel {
@@ -45,9 +45,41 @@ Tensor reduced_last(const Tensor& x, const std::vector<bool>& red, int64_t* oute
   return x.permute(order).contiguous();
 }
 
+Tensor sum_to(const Tensor& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  if (broadcast_shapes("sum_to", x.shape(), shape) != x.shape())
+    fail("sum_to: shape ", shape_str(shape), " does not broadcast to ", shape_str(x.shape()));
+  int64_t lead = x.dim() - static_cast<int64_t>(shape.size());
+  std::vector<int64_t> axes;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (d < lead || (shape[d - lead] == 1 && x.shape()[d] != 1)) axes.push_back(d);
+  if (axes.empty()) return x.reshape(shape);
+  return sum(x, axes, true).reshape(shape);
+}
+
 Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
   check_defined("sum", x, "x");
-  if (x.device() == Device::cuda) return cuda::sum(x, axes, keepdim);
+  reduced_mask("sum", x, axes);  // checks the axes
+  return backend(x.device()).sum(x, axes, keepdim);
+}
+
+Tensor max(const Tensor& x, int64_t axis, bool keepdim) {
+  check_defined("max", x, "x");
+  if (x.dim() == 0) fail("max: expected at least one dim, but got a scalar");
+  reduced_mask("max", x, {axis});  // checks the axis
+  if (x.shape()[axis < 0 ? axis + x.dim() : axis] == 0)
+    fail("max: cannot reduce an empty axis of shape ", shape_str(x.shape()));
+  return backend(x.device()).max(x, axis, keepdim);
+}
+
+double sum_squares(const Tensor& x) {
+  return backend(x.device()).sum_squares(x);
+}
+
+namespace cpu {
+namespace {
+
+Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
   std::vector<bool> red = reduced_mask("sum", x, axes);
   Tensor out = Tensor::empty(out_shape(x, red, keepdim), x.dtype());
   // Leading dims reduced on a contiguous x (bias gradients): column sums, no copy.
@@ -86,25 +118,8 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
   return out;
 }
 
-Tensor sum_to(const Tensor& x, const Shape& shape) {
-  if (x.shape() == shape) return x;
-  if (broadcast_shapes("sum_to", x.shape(), shape) != x.shape())
-    fail("sum_to: shape ", shape_str(shape), " does not broadcast to ", shape_str(x.shape()));
-  int64_t lead = x.dim() - static_cast<int64_t>(shape.size());
-  std::vector<int64_t> axes;
-  for (int64_t d = 0; d < x.dim(); ++d)
-    if (d < lead || (shape[d - lead] == 1 && x.shape()[d] != 1)) axes.push_back(d);
-  if (axes.empty()) return x.reshape(shape);
-  return sum(x, axes, true).reshape(shape);
-}
-
 Tensor max(const Tensor& x, int64_t axis, bool keepdim) {
-  check_defined("max", x, "x");
-  if (x.dim() == 0) fail("max: expected at least one dim, but got a scalar");
   std::vector<bool> red = reduced_mask("max", x, {axis});
-  if (x.shape()[axis < 0 ? axis + x.dim() : axis] == 0)
-    fail("max: cannot reduce an empty axis of shape ", shape_str(x.shape()));
-  if (x.device() == Device::cuda) return cuda::max(x, axis, keepdim);
   Tensor out = Tensor::empty(out_shape(x, red, keepdim), x.dtype());
   int64_t outer, inner;
   Tensor c = reduced_last(x, red, &outer, &inner);
@@ -123,7 +138,6 @@ Tensor max(const Tensor& x, int64_t axis, bool keepdim) {
 }
 
 double sum_squares(const Tensor& x) {
-  if (x.device() == Device::cuda) return cuda::sum_squares(x);
   Tensor c = x.to(Device::cpu).contiguous();
   double acc = 0;
   dispatch(c.dtype(), [&](auto zero) {
@@ -136,4 +150,13 @@ double sum_squares(const Tensor& x) {
   return acc;
 }
 
+}  // namespace
+
+void add_reductions(Backend& k) {
+  k.sum = sum;
+  k.max = max;
+  k.sum_squares = sum_squares;
+}
+
+}  // namespace cpu
 }  // namespace poslab::kernel

@@ -6,7 +6,7 @@
 //   anything else: x permuted so the reduced dims are last, then row reductions.
 #include <algorithm>
 
-#include "tensor/cuda_ops.h"
+#include "tensor/backend.h"
 #include "tensor/reduce.cuh"
 #include "tensor/strided.h"
 
@@ -73,6 +73,12 @@ double sum_squares(const Tensor& x) {
   double host = 0;
   gpu::download(&host, result.data(), sizeof host);
   return host;
+}
+
+void add_reductions(Backend& k) {
+  k.sum = sum;
+  k.max = max;
+  k.sum_squares = sum_squares;
 }
 
 }  // namespace poslab::kernel::cuda

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "tensor/cuda_ops.h"
+#include "tensor/backend.h"
 #include "tensor/fast_exp.h"
 #include "tensor/strided.h"
 
@@ -65,9 +65,7 @@ void softmax_rows_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t
   }
 }
 
-Tensor rowwise(const char* op, const Tensor& x, bool log_space) {
-  check_rows(op, x);
-  if (x.device() == Device::cuda) return log_space ? cuda::log_softmax(x) : cuda::softmax(x);
+Tensor rowwise(const Tensor& x, bool log_space) {
   Tensor xc = x.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   int64_t n = x.size(-1);
@@ -80,8 +78,6 @@ Tensor rowwise(const char* op, const Tensor& x, bool log_space) {
 }
 
 Tensor rowwise_backward(const Tensor& y, const Tensor& dy, bool log_space) {
-  if (y.device() == Device::cuda)
-    return log_space ? cuda::log_softmax_backward(y, dy) : cuda::softmax_backward(y, dy);
   Tensor yc = y.contiguous(), dyc = dy.contiguous();
   Tensor dx = Tensor::empty(y.shape(), y.dtype());
   int64_t n = y.size(-1), rows = n ? y.numel() / n : 0;
@@ -95,22 +91,21 @@ Tensor rowwise_backward(const Tensor& y, const Tensor& dy, bool log_space) {
 }  // namespace
 
 Tensor softmax(const Tensor& x) {
-  return rowwise("softmax", x, false);
+  check_rows("softmax", x);
+  return backend(x.device()).softmax(x);
 }
 Tensor log_softmax(const Tensor& x) {
-  return rowwise("log_softmax", x, true);
+  check_rows("log_softmax", x);
+  return backend(x.device()).log_softmax(x);
 }
 
 Tensor softmax_backward(const Tensor& y, const Tensor& dy) {
-  return rowwise_backward(y, dy, false);
+  return backend(y.device()).softmax_backward(y, dy);
 }
 Tensor log_softmax_backward(const Tensor& y, const Tensor& dy) {
-  return rowwise_backward(y, dy, true);
+  return backend(y.device()).log_softmax_backward(y, dy);
 }
 
-// loss = (1/N') sum_n [ log sum_v exp(z_nv) - z_n,t_n ]     (log-sum-exp with the max trick)
-// A target of -1 marks a row to ignore (masked-LM positions that were not masked): it adds
-// nothing to the loss, N' counts the other rows, and its row_loss is 0.
 Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Tensor* row_loss) {
   check_rows("cross_entropy", logits);
   if (logits.dim() != 2)
@@ -129,7 +124,39 @@ Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Te
     counted += targets.data[n] >= 0;
   }
   if (counted == 0) fail("cross_entropy: every one of the ", N, " rows is ignored (target -1)");
-  if (logits.device() == Device::cuda) return cuda::cross_entropy(logits, targets, probs, row_loss);
+  return backend(logits.device()).cross_entropy(logits, targets, probs, row_loss);
+}
+
+Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, const Tensor& dl) {
+  check_same("cross_entropy_backward", probs, dl);
+  if (dl.numel() != 1)
+    fail("cross_entropy_backward: expected a one-element incoming gradient, but got shape ",
+         shape_str(dl.shape()));
+  return backend(probs.device()).cross_entropy_backward(probs, targets, dl);
+}
+
+namespace cpu {
+namespace {
+
+Tensor softmax(const Tensor& x) {
+  return rowwise(x, false);
+}
+Tensor log_softmax(const Tensor& x) {
+  return rowwise(x, true);
+}
+Tensor softmax_backward(const Tensor& y, const Tensor& dy) {
+  return rowwise_backward(y, dy, false);
+}
+Tensor log_softmax_backward(const Tensor& y, const Tensor& dy) {
+  return rowwise_backward(y, dy, true);
+}
+
+// loss = (1/N') sum_n [ log sum_v exp(z_nv) - z_n,t_n ]     (log-sum-exp with the max trick)
+// A target of -1 marks a row to ignore (masked-LM positions that were not masked): it adds
+// nothing to the loss, N' counts the other rows, and its row_loss is 0.
+Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Tensor* row_loss) {
+  int64_t N = logits.size(0), V = logits.size(1), counted = 0;
+  for (int32_t t : targets.data) counted += t >= 0;
   // One pass per row: p = softmax(z) (saved for backward) and -log p_t = lse(z) - z_t, with
   // lse(z) = m + log sum_v exp(z_v - m) from the logits themselves (not log p_t: accurate
   // when p_t underflows).
@@ -172,11 +199,6 @@ Tensor cross_entropy(const Tensor& logits, const Ids& targets, Tensor* probs, Te
 
 // dz_nv = dloss * (p_nv - [v == t_n]) / N'   (0 on ignored rows)
 Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, const Tensor& dl) {
-  check_same("cross_entropy_backward", probs, dl);
-  if (dl.numel() != 1)
-    fail("cross_entropy_backward: expected a one-element incoming gradient, but got shape ",
-         shape_str(dl.shape()));
-  if (probs.device() == Device::cuda) return cuda::cross_entropy_backward(probs, targets, dl);
   double dloss = dl.item();
   int64_t N = probs.size(0), V = probs.size(1), counted = 0;
   for (int32_t t : targets.data) counted += t >= 0;
@@ -196,4 +218,16 @@ Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, const Ten
   return dz;
 }
 
+}  // namespace
+
+void add_softmax(Backend& k) {
+  k.softmax = softmax;
+  k.softmax_backward = softmax_backward;
+  k.log_softmax = log_softmax;
+  k.log_softmax_backward = log_softmax_backward;
+  k.cross_entropy = cross_entropy;
+  k.cross_entropy_backward = cross_entropy_backward;
+}
+
+}  // namespace cpu
 }  // namespace poslab::kernel

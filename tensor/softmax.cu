@@ -1,7 +1,7 @@
 // softmax.cu — softmax, log-softmax and cross-entropy along the last axis, on the GPU
 // (CPU: softmax.cpp). One warp per row: each lane walks every 32nd element, and the row's
 // maximum and sum are combined across the warp with shuffles. Sums in double, as on the CPU.
-#include "tensor/cuda_ops.h"
+#include "tensor/backend.h"
 #include "tensor/reduce.cuh"
 
 namespace poslab::kernel::cuda {
@@ -157,6 +157,15 @@ Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, const Ten
   });
   gpu::check_launch("cross_entropy_backward");
   return dz;
+}
+
+void add_softmax(Backend& k) {
+  k.softmax = softmax;
+  k.softmax_backward = softmax_backward;
+  k.log_softmax = log_softmax;
+  k.log_softmax_backward = log_softmax_backward;
+  k.cross_entropy = cross_entropy;
+  k.cross_entropy_backward = cross_entropy_backward;
 }
 
 }  // namespace poslab::kernel::cuda

@@ -1,9 +1,9 @@
-// tensor.cu — Tensor::copy_ and Tensor::fill_ on the GPU (their CPU loops are in tensor.cpp).
+// copy.cu — Tensor::copy_ and Tensor::fill_ on the GPU (their CPU loops are in copy.cpp).
 //
 //   copy:  dst[i] = src[i]   i over dst's shape, row-major; src broadcast to it; any strides
 //   fill:  dst[i] = value
 // The views behind contiguous(), clone(), slice-backward and the KV cache all come here.
-#include "tensor/cuda_ops.h"
+#include "tensor/backend.h"
 #include "tensor/cuda_util.cuh"
 
 namespace poslab::kernel::cuda {
@@ -48,6 +48,11 @@ void fill(const Tensor& dst, double value) {
         static_cast<T*>(dst.storage()->data()), l[0], static_cast<T>(value), n);
   });
   gpu::check_launch("fill_");
+}
+
+void add_copies(Backend& k) {
+  k.copy = copy;
+  k.fill = fill;
 }
 
 }  // namespace poslab::kernel::cuda
