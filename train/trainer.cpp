@@ -243,6 +243,8 @@ class Trainer {
         adam_(model_.parameters(), o_.adam),
         gen_(o_.seed ^ 0x9e3779b97f4a7c15ULL) {  // the batch sampler
     for (const NamedParam& p : adam_.params()) params_.push_back(p.tensor);
+    if (!o_.init_from.empty()) start_from(o_.init_from);
+    if (o_.rope_scaling.kind != ScalingKind::none) model_.posenc().set_scaling(o_.rope_scaling);
   }
   // --resume: the state of the last checkpoint. False when the run had already finished.
   bool resume();
@@ -251,6 +253,7 @@ class Trainer {
 
  private:
   std::string path(const char* file) const { return o_.out + "/" + file; }
+  void start_from(const std::string& ckpt);
   void checkpoint(int64_t step);
   Batch sample(bool val, Generator& gen) const;  // a batch of the train or the val split
   double val_loss();
@@ -266,6 +269,22 @@ class Trainer {
   int64_t start_ = 0;
   double grad_norm_ = 0;
 };
+
+// The weights of `ckpt` copied into the model, name by name (a fine-tune's start).
+void Trainer::start_from(const std::string& ckpt) {
+  Checkpoint src = load_checkpoint(ckpt);
+  std::vector<NamedParam> from = src.model->parameters(), to = model_.parameters();
+  if (from.size() != to.size())
+    fail("--init-from ", ckpt, ": holds ", from.size(), " tensors, but the model has ", to.size());
+  NoGrad no_grad;
+  for (size_t i = 0; i < to.size(); ++i) {
+    if (from[i].name != to[i].name || from[i].tensor.shape() != to[i].tensor.shape())
+      fail("--init-from ", ckpt, ": tensor '", from[i].name, "' ",
+           shape_str(from[i].tensor.shape()), " does not match the model's '", to[i].name, "' ",
+           shape_str(to[i].tensor.shape()));
+    to[i].tensor.copy_(from[i].tensor.to(to[i].tensor.device()));
+  }
+}
 
 bool Trainer::resume() {
   start_ = load_state(path("state.safetensors"), adam_, gen_);

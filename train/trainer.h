@@ -56,6 +56,12 @@ struct TrainOptions {
   Objective objective = Objective::lm;
   double mask_frac = 0.15;  // mlm: share of input tokens replaced by the mask token
   bool quiet = false;       // no progress output
+  // Fine-tuning (the study's position interpolation, Chen et al. 2023): the weights of this
+  // checkpoint start the run (its network must match `model` but for block_size), and RoPE
+  // trains under this scaling (e.g. linear with factor 4: positions p / 4), which the
+  // checkpoint does not record: evaluate it with the same --rope-scaling and --factor.
+  std::string init_from;
+  RopeScaling rope_scaling;
 };
 
 struct TrainResult {

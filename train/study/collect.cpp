@@ -113,7 +113,7 @@ void collect_evals(const StudyConfig& c, const StudyPlan& p) {
     for (int64_t L : c.lens) {
       if (!evaluates_at(r, L)) continue;
       const EvalResult res = need_eval(c, r, e, L);
-      const int64_t T0 = r.train.model.block_size;
+      const int64_t T0 = c.ctx;  // the study's training length (a fine-tune's trains longer)
       extra.push_back({e.run, e.pe, seed, r.corpus, L, sc, res.loss, res.sliding_loss, res.windows,
                        range_loss(res, T0, 4 * T0), range_loss(res, 8 * T0, 16 * T0)});
       for (const EvalBucket& b : res.buckets)

@@ -83,6 +83,27 @@ void scaling_evals(const StudyConfig& c, StudyPlan& p) {
       p.evals.push_back({main_run_name("rope", seed), "rope", seed, sk});
 }
 
+// 6. Position interpolation as Chen et al. 2023 use it: a RoPE main run fine-tuned at
+// finetune_factor T0 with linear scaling by that factor (positions p / s during the fine-tune
+// and at evaluation), for finetune_share of B's tokens; evaluated at every length with s fixed.
+void finetune_runs(const StudyConfig& c, StudyPlan& p) {
+  const int64_t s = c.finetune_factor;
+  for (uint64_t seed : first_seeds(std::min(c.finetune_seeds, c.main_seeds))) {
+    TrainOptions o = base_options(c, "fortunes", "rope", seed);
+    o.model.block_size = s * c.ctx;
+    o.batch = std::max<int64_t>(1, c.batch / s);  // the same tokens per step
+    const double tokens = c.finetune_share * static_cast<double>(c.steps * c.batch * c.ctx);
+    o = with_steps(o, std::max<int64_t>(1, std::llround(tokens / (o.batch * s * c.ctx))));
+    o.adam.lr *= c.finetune_lr_ratio;
+    o.warmup = std::max<int64_t>(1, o.steps / 10);
+    o.init_from = c.run_dir(main_run_name("rope", seed)) + "/model.safetensors";
+    o.rope_scaling = {ScalingKind::linear, static_cast<double>(s), c.ctx};
+    const std::string name = finetune_run_name(s, seed);
+    p.runs.push_back(run_spec(c, name, "fortunes", o));
+    p.evals.push_back({name, "rope", seed, ScalingKind::linear, static_cast<double>(s)});
+  }
+}
+
 // 6. The long-range corpus: the same schemes on the King James Bible.
 void kjv_runs(const StudyConfig& c, StudyPlan& p) {
   for (const std::string& pe : p.pes)
@@ -239,6 +260,7 @@ StudyPlan study_plan(const StudyConfig& c) {
   scaling_evals(c, p);
   kjv_runs(c, p);
   ablation_runs(c, p);
+  finetune_runs(c, p);
   masked_lm_runs(c, p);
   task_runs(c, p);
   return p;
@@ -303,6 +325,9 @@ std::string budget_run_name(const std::string& pe, int64_t divisor, uint64_t see
 }
 std::string swapped_run_name(const std::string& pe, uint64_t seed) {
   return main_run_name(pe + "_" + embedding_name(swapped_embedding(parse_pe(pe))), seed);
+}
+std::string finetune_run_name(int64_t factor, uint64_t seed) {
+  return main_run_name("rope_pi" + std::to_string(factor), seed);
 }
 std::string t5_distance_run_name(int64_t max_distance, uint64_t seed) {
   return main_run_name("t5_dist" + std::to_string(max_distance), seed);

@@ -67,12 +67,12 @@ Checkpoint ensure_trained(const StudyConfig& c, const RunSpec& r, bool& trained)
 EvalResult evaluation_at(const StudyConfig& c, const RunSpec& run, const EvalSpec& e, GPT& model,
                          const std::vector<uint16_t>& val, int64_t L) {
   const int64_t T0 = model.config().block_size, windows = eval_windows(c, run, L);
-  if (e.scaling != ScalingKind::none && L <= T0) {
+  if (e.scaling != ScalingKind::none && e.factor == 0 && L <= T0) {
     EvalSpec plain = e;
     plain.scaling = ScalingKind::none;
     if (std::optional<EvalResult> r = read_eval(eval_path(c, plain, L), windows)) return *r;
   }
-  model.posenc().set_scaling({e.scaling, 0, T0});
+  model.posenc().set_scaling({e.scaling, e.factor, T0});
   EvalResult r = evaluate(model, val, L, windows, std::min(c.buckets, L), "val");
   model.posenc().set_scaling({ScalingKind::none, 0, T0});
   return r;
@@ -86,7 +86,8 @@ void evaluate_run(const StudyConfig& c, const RunSpec& r, const EvalSpec& e, GPT
                   const std::vector<uint16_t>& val) {
   std::fprintf(stderr, "%s: evaluate at %lld..%lld (scaling %s)\n", r.name.c_str(),
                (long long)c.lens.front(), (long long)c.lens.back(), scaling_name(e.scaling));
-  const bool sliding_wanted = model.config().causal;  // without a mask it means nothing
+  // without a mask it means nothing; a fine-tuned run's T0 windows would need its own scaling
+  const bool sliding_wanted = model.config().causal && e.factor == 0;
   std::vector<double> sliding;
   for (int64_t L : c.lens) {
     if (!evaluates_at(r, L)) continue;
@@ -268,7 +269,9 @@ bool task_corpus_ready(const TaskSpec& t) {
 }  // namespace
 
 std::string eval_path(const StudyConfig& c, const EvalSpec& e, int64_t L) {
-  return c.run_dir(e.run) + "/eval_" + scaling_name(e.scaling) + "_" + std::to_string(L) + ".json";
+  const std::string s = e.factor > 0 ? "_x" + std::to_string(std::llround(e.factor)) : "";
+  return c.run_dir(e.run) + "/eval_" + scaling_name(e.scaling) + s + "_" + std::to_string(L) +
+         ".json";
 }
 
 std::string last20_eval_path(const StudyConfig& c, const RunSpec& r) {

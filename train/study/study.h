@@ -72,6 +72,11 @@ struct StudyConfig {
   // the RoPE pairs use (the same text for every intervention), copy examples per distance.
   int64_t probe_windows = 16;
   int64_t copy_examples = 200;
+  // Position interpolation after a short fine-tune (SPEC 7.6, Chen et al. 2023): RoPE main
+  // runs of the first finetune_seeds seeds go on at finetune_factor T0 with linear scaling by
+  // that factor, for finetune_share of B's tokens, at finetune_lr_ratio of the learning rate.
+  int64_t finetune_seeds = 2, finetune_factor = 4;
+  double finetune_share = 0.05, finetune_lr_ratio = 0.1;
   // ------------------------------------------------------------------------------------------
 
   // The learning rate of a scheme: the tuning's choice, else `lr`.
@@ -131,6 +136,7 @@ struct EvalSpec {
   std::string run, pe;
   uint64_t seed = 0;
   ScalingKind scaling = ScalingKind::none;
+  double factor = 0;  // the scaling's s; 0: max(1, L / T0) (a fine-tuned run: its own s)
 };
 
 struct StudyPlan {
@@ -166,6 +172,7 @@ std::string budget_run_name(const std::string& pe, int64_t divisor, uint64_t see
 std::string swapped_run_name(const std::string& pe,
                              uint64_t seed);  // rope_gpt2_s1, learned_scaled_s1
 std::string t5_distance_run_name(int64_t max_distance, uint64_t seed);  // t5_dist256_s1
+std::string finetune_run_name(int64_t factor, uint64_t seed);           // rope_pi4_s1
 // Each scheme's canonical embedding (SPEC 7.1): learned with gpt2 (GPT-2's convention), the
 // others scaled (the Transformer paper's); and the other one, for the ablation.
 EmbeddingKind canonical_embedding(PeKind pe);
