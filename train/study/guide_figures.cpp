@@ -37,8 +37,8 @@ double rope_decay_bound(int64_t D, double theta, double r) {
   return sum / (D / 2);
 }
 
-// Every distance up to 64, then steps of 1% (rounded, no repeats) up to 4096: a log x axis
-// spreads the points evenly.
+// Every distance up to about 100, then steps of 1% (rounded) up to 4096: on a log x axis the
+// points lie about evenly.
 static std::vector<double> decay_distances() {
   std::vector<double> d;
   for (double r = 1; r <= 4096; r = std::max(r + 1, std::round(r * 1.01))) d.push_back(r);
@@ -60,15 +60,16 @@ LinePlot rope_decay_figure(const FigureOptions& o) {
     p.series.push_back(s);
   }
   // Far away the phases r w_k look random: S_j is a walk of j unit steps, E|S_j| ~ sqrt(pi j)/2
-  // (Rayleigh). With D/2 = 16 pairs the bound levels off there instead of falling to 0.
-  double floor = 0;
-  for (int64_t j = 1; j <= o.head_dim / 2; ++j) floor += std::sqrt(M_PI * j) / 2 / (o.head_dim / 2);
+  // (Rayleigh). With a few dozen pairs or less, the bound levels off there instead of falling to 0.
+  double random_level = 0;
+  for (int64_t j = 1; j <= o.head_dim / 2; ++j)
+    random_level += std::sqrt(M_PI * j) / 2 / (o.head_dim / 2);
   char at0[96], noise[96];
   std::snprintf(at0, sizeof at0, "at distance 0: (D/2 + 1)/2 = %g", (o.head_dim / 2 + 1) / 2.0);
-  std::snprintf(noise, sizeof noise, "random phases: about %.2f", floor);
+  std::snprintf(noise, sizeof noise, "random phases: about %.2f", random_level);
   Series level;
   level.label = noise, level.color = "#999999", level.dashed = true, level.markers = false;
-  level.x = {1, 4096}, level.y = {floor, floor};
+  level.x = {1, 4096}, level.y = {random_level, random_level};
   p.series.push_back(level);
   p.notes = {at0, "S_j = sum over k < j of e^(i(m-n) theta_k)", "(RoFormer, section 3.4.3)"};
   return p;
