@@ -11,12 +11,16 @@ namespace poslab {
 namespace {
 
 // passkey's texts. The filler is the one of the passkey test of Mohtashami & Jaggi (2023),
-// lower-cased; the needle and the question are ours, short enough for small windows.
+// lower-cased; the needle, the distractors and the question are ours, short enough for small
+// windows.
 const std::string kFiller =
     "the grass is green. the sky is blue. the sun is yellow. here we go. there and back again. ";
 const std::string kNeedle = "the pass key is ";        // + 5 digits + ". "
 const std::string kQuestion = "pass key? ";            // + 5 digits + "\n" (the answer)
 constexpr int64_t kPasskeyOverhead = 16 + 7 + 10 + 6;  // needle, question, answer: 39
+constexpr int64_t kDistractorLen = 12 + 7;             // phrase + 5 digits + ". "
+constexpr int64_t kDistractorEvery = 96;               // filler characters per distractor
+constexpr int64_t kUnscrambleTrainWords = 6;           // training: k uniform in 2..6
 constexpr char kPad = '_';
 
 int64_t uniform_int(Generator& g, int64_t lo, int64_t hi) {  // in [lo, hi]
@@ -35,6 +39,12 @@ void check_task(const std::string& task) {
     fail("tasks: unknown task '", task, "'; valid: unscramble|reverse|passkey");
 }
 
+// A uniformly random order of `items` (Fisher-Yates).
+template <class T>
+void shuffle(std::vector<T>& items, Generator& g) {
+  for (size_t i = items.size(); i > 1; --i) std::swap(items[i - 1], items[g.next_u64() % i]);
+}
+
 }  // namespace
 
 const std::vector<std::string>& task_names() {
@@ -42,27 +52,45 @@ const std::vector<std::string>& task_names() {
   return names;
 }
 
-// Six slots, eight words each, no word in two lists: the slot of a word is known from the word
-// alone, so sorting the bag by slot recovers the sentence.
+// Twelve slots in sentence order, eight words each, 3-5 letters, no word in two lists: the
+// slot of a word is known from the word alone, so sorting the bag by slot recovers the
+// sentence.
 const std::vector<std::vector<std::string>>& unscramble_slots() {
   static const std::vector<std::vector<std::string>> slots{
       {"ann", "bob", "eve", "ida", "max", "ned", "sam", "tom"},                 // who
       {"buys", "sells", "hides", "finds", "needs", "wants", "packs", "holds"},  // does
       {"two", "three", "four", "five", "six", "seven", "eight", "nine"},        // how many
+      {"big", "small", "tiny", "huge", "long", "short", "tall", "wide"},        // size
+      {"good", "bad", "fine", "cheap", "nice", "dear", "rare", "plain"},        // quality
       {"red", "green", "blue", "pink", "black", "white", "grey", "brown"},      // colour
+      {"wool", "silk", "tin", "iron", "clay", "jade", "glass", "stone"},        // material
       {"cups", "hats", "keys", "maps", "pens", "rugs", "socks", "toys"},        // things
-      {"today", "now", "again", "early", "late", "daily", "often", "soon"}};    // when
+      {"here", "there", "home", "away", "out", "back", "ahead", "aside"},       // where
+      {"today", "now", "early", "late", "soon", "noon", "dusk", "dawn"},        // when
+      {"fast", "slow", "well", "badly", "calm", "quiet", "loud", "gaily"},      // how
+      {"once", "twice", "again", "daily", "often", "never", "still", "also"}};  // how often
   return slots;
 }
 
-// A sentence, one word per slot; the prompt shows its words in a uniformly random order
-// (Fisher-Yates), the answer the sentence.
-TaskExample unscramble_example(Generator& g) {
+int64_t unscramble_max_length(int64_t k) {
+  return 2 * (5 * k + k - 1) + 2;
+}
+
+// k distinct slots (the first k of a shuffled list of all slots), in sentence order, one word
+// each; the prompt shows the words in a uniformly random order, the answer the sentence.
+TaskExample unscramble_example(Generator& g, int64_t k) {
+  const auto& slots = unscramble_slots();
+  const int64_t S = static_cast<int64_t>(slots.size());
+  if (k < 1 || k > S) fail("unscramble: expected 1 <= k <= ", S, " words, but got ", k);
+  std::vector<size_t> order(S);
+  for (size_t s = 0; s < order.size(); ++s) order[s] = s;
+  shuffle(order, g);
+  order.resize(k);
+  std::sort(order.begin(), order.end());
   std::vector<std::string> words;
-  for (const auto& list : unscramble_slots()) words.push_back(list[g.next_u64() % list.size()]);
+  for (size_t s : order) words.push_back(slots[s][g.next_u64() % slots[s].size()]);
   std::vector<std::string> shuffled = words;
-  for (size_t i = shuffled.size() - 1; i > 0; --i)
-    std::swap(shuffled[i], shuffled[g.next_u64() % (i + 1)]);
+  shuffle(shuffled, g);
   std::string prompt = join(shuffled) + "=";
   return {prompt + join(words) + "\n", prompt.size()};
 }
@@ -74,45 +102,110 @@ TaskExample reverse_example(Generator& g, int64_t letters) {
   return {s + "=" + std::string(s.rbegin(), s.rend()) + "\n", s.size() + 1};
 }
 
-// filler[0, p) + needle + filler[p, F) + question + answer, p = round(depth F): the filler is
-// one periodic text with the needle spliced in, so nothing but the needle marks its place.
+const std::vector<std::string>& passkey_distractor_phrases() {
+  static const std::vector<std::string> phrases{"the room is ", "the year is ", "the code is "};
+  return phrases;
+}
+
+namespace {
+
+// A five-digit number not in `taken`, which then holds it.
+std::string fresh_number(Generator& g, std::set<int64_t>& taken) {
+  int64_t v = uniform_int(g, 10000, 99999);
+  while (!taken.insert(v).second) v = uniform_int(g, 10000, 99999);
+  return std::to_string(v);
+}
+
+// passkey's filler of F characters: kFiller repeated, with D = max(1, F / 96) distractors
+// spliced in at its sentence boundaries (each boundary uniform, with replacement), each
+// distractor a phrase and a number of its own. Returns the text and where each distractor is.
+struct Filler {
+  std::string text;
+  std::vector<std::pair<size_t, size_t>> distractors;  // [start, end) in text
+};
+
+Filler passkey_filler(Generator& g, int64_t F, std::set<int64_t>& taken) {
+  const int64_t D = std::max<int64_t>(1, F / kDistractorEvery);
+  std::string base;
+  while (static_cast<int64_t>(base.size()) < F - D * kDistractorLen) base += kFiller;
+  base.resize(F - D * kDistractorLen);
+  std::vector<size_t> bounds{0};  // where a sentence may start
+  for (size_t i = 2; i <= base.size(); ++i)
+    if (base[i - 2] == '.' && base[i - 1] == ' ') bounds.push_back(i);
+  std::vector<size_t> at(D);
+  for (size_t& a : at) a = bounds[g.next_u64() % bounds.size()];
+  std::sort(at.begin(), at.end());
+  const auto& phrases = passkey_distractor_phrases();
+  Filler f;
+  size_t done = 0;  // base[0, done) is in f.text
+  for (size_t a : at) {
+    f.text += base.substr(done, a - done);
+    done = a;
+    const std::string d = phrases[g.next_u64() % phrases.size()] + fresh_number(g, taken) + ". ";
+    f.distractors.push_back({f.text.size(), f.text.size() + d.size()});
+    f.text += d;
+  }
+  f.text += base.substr(done);
+  return f;
+}
+
+}  // namespace
+
+// filler[0, p) + needle + filler[p, F) + question + answer, p = round(depth F): one periodic
+// text with the distractors and the needle spliced in, so nothing but the needle's phrase
+// marks the key. A p inside a distractor moves to its nearer edge (at most 9 characters).
 TaskExample passkey_example(Generator& g, int64_t length, double depth) {
-  if (length <= kPasskeyOverhead)
-    fail("passkey: expected a length above ", kPasskeyOverhead,
-         " (the needle and the question), but got ", length);
+  if (length < kPasskeyOverhead + kDistractorLen)
+    fail("passkey: expected a length of at least ", kPasskeyOverhead + kDistractorLen,
+         " (the needle, the question and one distractor), but got ", length);
   if (!(depth >= 0 && depth <= 1)) fail("passkey: expected a depth in [0, 1], but got ", depth);
-  const std::string key = std::to_string(uniform_int(g, 10000, 99999));
+  std::set<int64_t> taken;
+  const std::string key = fresh_number(g, taken);
   const int64_t F = length - kPasskeyOverhead;
-  std::string filler;
-  while (static_cast<int64_t>(filler.size()) < F) filler += kFiller;
-  filler.resize(F);
-  const size_t p = static_cast<size_t>(std::llround(depth * static_cast<double>(F)));
-  std::string prompt = filler.substr(0, p) + kNeedle + key + ". " + filler.substr(p) + kQuestion;
+  const Filler f = passkey_filler(g, F, taken);
+  size_t p = static_cast<size_t>(std::llround(depth * static_cast<double>(F)));
+  for (const auto& [s, e] : f.distractors)
+    if (s < p && p < e) p = p - s <= e - p ? s : e;
+  std::string prompt = f.text.substr(0, p) + kNeedle + key + ". " + f.text.substr(p) + kQuestion;
   return {prompt + key + "\n", prompt.size()};
 }
 
 TaskExample training_example(const std::string& task, int64_t window, Generator& g) {
   check_task(task);
-  if (task == "unscramble") return unscramble_example(g);
+  if (task == "unscramble") {
+    if (window < unscramble_max_length(kUnscrambleTrainWords))
+      fail("unscramble: expected a window of at least ",
+           unscramble_max_length(kUnscrambleTrainWords), ", but got ", window);
+    return unscramble_example(g, uniform_int(g, 2, kUnscrambleTrainWords));
+  }
   if (task == "reverse") {
     if (window < 4) fail("reverse: expected a window of at least 4, but got ", window);
     return reverse_example(g, uniform_int(g, 1, (window - 2) / 2));
   }
-  if (window <= kPasskeyOverhead)
-    fail("passkey: expected a window above ", kPasskeyOverhead, ", but got ", window);
-  int64_t length = uniform_int(g, std::max<int64_t>(window / 2, kPasskeyOverhead + 1), window);
+  const int64_t shortest = kPasskeyOverhead + kDistractorLen;
+  if (window < shortest)
+    fail("passkey: expected a window of at least ", shortest, ", but got ", window);
+  int64_t length = uniform_int(g, std::max<int64_t>(window / 2, shortest), window);
   return passkey_example(g, length, g.uniform());
+}
+
+int64_t trained_length(const std::string& task, int64_t window) {
+  check_task(task);
+  if (task == "unscramble") return kUnscrambleTrainWords;
+  return task == "reverse" ? (window - 2) / 2 : window;
 }
 
 TaskExample test_example(const std::string& task, const TaskCell& cell, Generator& g) {
   check_task(task);
-  if (task == "unscramble") return unscramble_example(g);
-  if (task == "reverse") {
-    if (cell.length < 4 || cell.length % 2 != 0)
-      fail("reverse: expected an even test length >= 4 (2 letters + 2), but got ", cell.length);
-    return reverse_example(g, (cell.length - 2) / 2);
-  }
+  if (task == "unscramble") return unscramble_example(g, cell.length);
+  if (task == "reverse") return reverse_example(g, cell.length);
   return passkey_example(g, cell.length, cell.depth);
+}
+
+int64_t test_example_length(const std::string& task, int64_t length) {
+  check_task(task);
+  if (task == "unscramble") return unscramble_max_length(length);
+  return task == "reverse" ? 2 * length + 2 : length;
 }
 
 std::vector<std::string> task_vocab(const std::string& task) {
@@ -123,9 +216,12 @@ std::vector<std::string> task_vocab(const std::string& task) {
   if (task == "unscramble")
     for (const auto& list : unscramble_slots())
       for (const std::string& w : list) chars.insert(w.begin(), w.end());
-  if (task == "passkey")
+  if (task == "passkey") {
+    std::vector<std::string> texts = passkey_distractor_phrases();
     for (const std::string& s : {kFiller, kNeedle, kQuestion, std::string("0123456789. ")})
-      chars.insert(s.begin(), s.end());
+      texts.push_back(s);
+    for (const std::string& s : texts) chars.insert(s.begin(), s.end());
+  }
   if (task != "reverse") chars.insert(' ');
   std::vector<std::string> vocab;
   for (char c : chars) vocab.push_back(std::string(1, c));
@@ -169,68 +265,6 @@ void write_task_corpus(const std::string& task, int64_t window, int64_t train_ex
   // the masks last: a folder with val.mask is complete
   write_answer_mask(dir + "/train.mask", train_marks);
   write_answer_mask(dir + "/val.mask", val_marks);
-}
-
-// One forward pass over the examples (padded with '_' after their ends, which a causal model
-// never sees from an answer position), then at each answer character c the argmax of the
-// logits at position c - 1.
-int64_t exact_answers(const GPT& model, const std::vector<std::string>& vocab,
-                      const std::vector<TaskExample>& examples) {
-  const uint16_t pad = encode(vocab, std::string(1, kPad))[0];
-  std::vector<std::vector<uint16_t>> ids;
-  size_t L = 0;  // input length: the longest example minus its last character
-  for (const TaskExample& ex : examples) {
-    ids.push_back(encode(vocab, ex.text));
-    L = std::max(L, ids.back().size() - 1);
-  }
-  const int64_t B = static_cast<int64_t>(examples.size()), T = static_cast<int64_t>(L);
-  Ids x{std::vector<int32_t>(B * T, pad), {B, T}};
-  for (int64_t b = 0; b < B; ++b)
-    std::copy(ids[b].begin(), ids[b].end() - 1, x.data.begin() + b * T);
-  const std::vector<double> logits = model.logits(x).to_vector();  // (B,T,V)
-  const int64_t V = model.config().vocab_size;
-  int64_t correct = 0;
-  for (int64_t b = 0; b < B; ++b) {
-    bool ok = true;
-    for (size_t c = examples[b].answer_start; c < ids[b].size() && ok; ++c) {
-      const double* row = logits.data() + (b * T + static_cast<int64_t>(c) - 1) * V;
-      ok = std::max_element(row, row + V) - row == ids[b][c];
-    }
-    correct += ok;
-  }
-  return correct;
-}
-
-TaskScore task_accuracy(const GPT& model, const std::vector<std::string>& vocab,
-                        const std::string& task, const TaskCell& cell, int64_t n, uint64_t seed) {
-  Generator g(seed);
-  NoGrad no_grad;
-  TaskScore s{n, 0};
-  // chunks of about 4096 input tokens: one forward pass each, attention memory bounded
-  const int64_t per_chunk = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cell.length));
-  for (int64_t done = 0; done < n; done += per_chunk) {
-    std::vector<TaskExample> chunk;
-    for (int64_t k = done; k < std::min(n, done + per_chunk); ++k)
-      chunk.push_back(test_example(task, cell, g));
-    s.correct += exact_answers(model, vocab, chunk);
-  }
-  return s;
-}
-
-// Wilson (1927), "Probable inference, the law of succession, and statistical inference", JASA
-// 22(158): the p with |phat - p| <= z sqrt(p (1-p) / n), solved for p (a quadratic):
-//   centre = (phat + z^2 / 2n) / (1 + z^2 / n)
-//   half   = z / (1 + z^2 / n) * sqrt(phat (1 - phat) / n + z^2 / 4n^2)
-// with z = 1.959964, the normal quantile at 97.5%.
-Interval wilson_interval(int64_t correct, int64_t n) {
-  if (n <= 0) return {0, 1};
-  if (correct < 0 || correct > n)
-    fail("wilson_interval: expected 0 <= correct <= n, but got ", correct, " of ", n);
-  const double z = 1.959963984540054, N = static_cast<double>(n);
-  const double p = static_cast<double>(correct) / N, z2 = z * z;
-  const double centre = (p + z2 / (2 * N)) / (1 + z2 / N);
-  const double half = z / (1 + z2 / N) * std::sqrt(p * (1 - p) / N + z2 / (4 * N * N));
-  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
 }
 
 }  // namespace poslab

@@ -1,4 +1,5 @@
-// tasks.h — three synthetic tasks that isolate what positions are for (the study's tasks).
+// tasks.h — three synthetic tasks that isolate what positions are for (the study's tasks,
+// SPEC 7.8): each is trained short and tested long.
 //
 // Each task makes examples: a prompt, then the answer, which ends with "\n". One character is
 // one token (the examples are ASCII). A model is trained on a task corpus (write_task_corpus)
@@ -6,33 +7,39 @@
 // position 0, padded with '_' to the window, and the loss counts the answer tokens only — so
 // every gradient is about the task, not about predicting filler or random letters.
 //
-//   unscramble  "keys two holds ann pink soon=ann holds two pink keys soon\n"
-//               The words of a sentence in a random order -> the sentence. Every sentence
-//               fills one template, "<who> <does> <how many> <colour> <things> <when>", and each
-//               slot draws from its own word list, disjoint from the others: so each word says
-//               which slot it fills, and the bag of words determines the sentence (the task
-//               is well-posed: exactly one right answer). Order is all the model must add; a
-//               model without any notion of position still has it from the causal mask (the
-//               answer so far tells which slot comes next), so the task asks how well each
-//               scheme lets a small model place and copy words.
-//   reverse     "qwhdk=kdhwq\n": random letters, '=', the same letters reversed. Letter j of the
-//               answer is a copy of the letter 2j+1 positions back — a pure position lookup, no
-//               bag of letters says which comes next. Trained on 1 .. (T-2)/2 letters, tested
-//               on longer strings, whose examples reach past the training window T: length
-//               generalisation.
+//   unscramble  "pens two ann red=ann two red pens\n"
+//               k words of a sentence in a random order -> the sentence. Twelve slots in a
+//               fixed sentence order (who, does, how many, size, quality, colour, material,
+//               things, where, when, how, how often), each with its own word list, disjoint
+//               from the others: a word says its slot. A sentence of k words takes k distinct
+//               slots (a uniformly random subset) in sentence order, one word each; so the bag
+//               of words determines the sentence for every k (exactly one right answer: sort
+//               the words by slot). Trained on k uniform in 2..6 (every slot appears in
+//               training, in every pairing), tested at k = 4 .. 12: the same slots, more of
+//               them than ever seen at once. Words have 3-5 letters: k = 6 fits 72 characters,
+//               k = 12 fits 144 (unscramble_max_length).
+//   reverse     "qwhdk=kdhwq\n": n random letters, '=', the same letters reversed. Letter j of
+//               the answer is a copy of the letter 2j+1 positions back — a pure position
+//               lookup, no bag of letters says which comes next. Trained on 1 .. (T-2)/2
+//               letters (T = 66: 1..32), tested at n = 16 .. 64 letters.
 //   passkey     filler text with "the pass key is 48213. " hidden at a chosen depth (0 = the
 //               start of the filler, 1 = its end), then "pass key? 48213\n": retrieve the five
 //               digits (Mohtashami & Jaggi 2023, "Landmark Attention", whose filler we borrow).
-//               Trained on lengths T/2 .. T at random depths, tested on a depth x length grid
-//               from below T to past it: does retrieval survive beyond the training length, and
+//               The filler also holds distractors, "the room is 30517. " and the like (one per
+//               96 filler characters, at least one, each a different five-digit number): the
+//               digits alone do not say which number is the key, only the phrase before it
+//               does. Trained on lengths T/2 .. T at random depths, tested on a depth x length
+//               grid from T to 16 T: does retrieval survive beyond the training length, and
 //               from every depth?
 //
-// Accuracy (task_accuracy) is exact match of the whole answer: at each answer position the
-// model's argmax, given the correct prefix, must be the right character. Given the correct
-// prefix, all argmaxes right is the same event as greedy decoding writing the whole answer, so
-// this is greedy decoding's exact-match accuracy, computed in one forward pass. n fresh
-// examples per cell (seeded, another stream than the corpus), with a Wilson 95% interval.
+// Scores (task_accuracy): at each answer position the model's argmax, given the correct
+// prefix. Exact match: all of an example's answer characters right — the same event as greedy
+// decoding writing the whole answer, so this is greedy decoding's exact-match accuracy,
+// computed in one forward pass. Per-character accuracy: the fraction of answer characters
+// (their closing '\n' included) whose argmax is right. n fresh examples per cell (seeded,
+// another stream than the corpus), with Wilson 95% intervals.
 #pragma once
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -49,30 +56,41 @@ struct TaskExample {
   size_t answer_start = 0;  // the answer is text[answer_start, end); it ends in '\n'
 };
 
-// The generators (each draws from g). unscramble: one sentence of the template. reverse:
-// `letters` random letters (>= 1). passkey: exactly `length` characters with the needle at
-// `depth` in [0, 1] of the filler: it starts after round(depth * F) filler characters, F =
-// length minus the needle and the question (39 characters; length must exceed them).
-TaskExample unscramble_example(Generator& g);
+// The generators (each draws from g). unscramble: a sentence of k words, 1 <= k <= 12.
+// reverse: `letters` random letters (>= 1). passkey: exactly `length` characters with the
+// needle at `depth` in [0, 1] of the filler: it starts after round(depth * F) filler
+// characters, F = length minus the needle and the question (39 characters; F must hold one
+// distractor of 19: length >= 58).
+TaskExample unscramble_example(Generator& g, int64_t k);
 TaskExample reverse_example(Generator& g, int64_t letters);
 TaskExample passkey_example(Generator& g, int64_t length, double depth);
 
-// unscramble's word lists, one per slot of the template, in sentence order.
+// unscramble's word lists, one per slot, in sentence order.
 const std::vector<std::vector<std::string>>& unscramble_slots();
+// The longest unscramble example of k words, in characters: 2 (5k + k - 1) + 2.
+int64_t unscramble_max_length(int64_t k);
+// The distractor phrases of passkey (each followed by five digits and ". ").
+const std::vector<std::string>& passkey_distractor_phrases();
 
 // The training distribution for a window of T tokens (every example at most T characters):
-// unscramble any sentence (T >= the longest, 68); reverse 1 .. (T-2)/2 letters, uniform;
-// passkey length uniform in [max(T/2, 40), T], depth uniform in [0, 1].
+// unscramble k uniform in 2..6 (T >= 72); reverse 1 .. (T-2)/2 letters, uniform; passkey
+// length uniform in [max(T/2, 58), T], depth uniform in [0, 1].
 TaskExample training_example(const std::string& task, int64_t window, Generator& g);
+// The longest training example in the unit of a test cell's length: unscramble 6 words,
+// reverse (T-2)/2 letters, passkey T characters (tasks.csv's train_len).
+int64_t trained_length(const std::string& task, int64_t window);
 
-// A test cell: the example length in characters and, for passkey, the depth (NaN otherwise).
-// reverse: length = 2 letters + 2 (even, >= 4); unscramble: its training distribution (length
-// is not used; the study reports it as the training window).
+// A test cell, its length in the task's unit: unscramble k words, reverse `length` letters,
+// passkey `length` characters at `depth` (NaN for the other tasks).
 struct TaskCell {
   int64_t length = 0;
-  double depth = 0;
+  double depth = NAN;
 };
 TaskExample test_example(const std::string& task, const TaskCell& cell, Generator& g);
+// The longest example of a test cell of `length`, in characters (= tokens: what a learned
+// position table must hold): unscramble unscramble_max_length(k), reverse 2 length + 2,
+// passkey length.
+int64_t test_example_length(const std::string& task, int64_t length);
 
 // The characters a task's examples use, and '_' (padding), sorted: its vocabulary.
 std::vector<std::string> task_vocab(const std::string& task);
@@ -83,22 +101,29 @@ std::vector<std::string> task_vocab(const std::string& task);
 void write_task_corpus(const std::string& task, int64_t window, int64_t train_examples,
                        int64_t val_examples, uint64_t seed, const std::string& dir);
 
-// How many of the examples the model answers exactly (argmax at every answer character, given
-// the correct prefix), in one forward pass over them all.
-int64_t exact_answers(const GPT& model, const std::vector<std::string>& vocab,
-                      const std::vector<TaskExample>& examples);
-
-// n fresh test examples of a cell (Generator(seed)), in forward passes of about 4096 tokens:
-// how many the model answers exactly.
+// Counts over examples: n examples, `correct` answered exactly; `chars` answer characters,
+// `correct_chars` of them right (argmax given the correct prefix).
 struct TaskScore {
-  int64_t n = 0, correct = 0;
+  int64_t n = 0, correct = 0, chars = 0, correct_chars = 0;
+  double accuracy() const { return n ? double(correct) / double(n) : NAN; }
+  double char_accuracy() const { return chars ? double(correct_chars) / double(chars) : NAN; }
 };
+
+// The examples scored in one forward pass (padded with '_' to the longest).
+TaskScore score_answers(const GPT& model, const std::vector<std::string>& vocab,
+                        const std::vector<TaskExample>& examples);
+
+// n fresh test examples of a cell (Generator(seed)), in forward passes of about 16384 tokens
+// (long passkey examples several to a pass).
 TaskScore task_accuracy(const GPT& model, const std::vector<std::string>& vocab,
                         const std::string& task, const TaskCell& cell, int64_t n, uint64_t seed);
 
 // Wilson's 95% score interval for a binomial proportion correct / n (Wilson 1927): the p whose
 // normal test does not reject at 5%. Unlike p +- 1.96 sqrt(p(1-p)/n) it stays inside [0, 1]
-// and is not empty at 0 or n correct. n = 0 gives [0, 1].
+// and is not empty at 0 or n correct. n = 0 gives [0, 1]. For exact match n counts examples;
+// for per-character accuracy it counts characters, which treats the characters of one example
+// as independent trials (they are not: the interval is then too narrow, a lower bound on the
+// uncertainty).
 struct Interval {
   double low = 0, high = 1;
 };

@@ -1,5 +1,5 @@
 // The synthetic tasks of the study (train/study/tasks.h): each generator's invariants, the task
-// corpus and its mask, exact-match scoring, Wilson's interval.
+// corpus and its mask, exact-match and per-character scoring, Wilson's interval.
 #include "train/study/tasks.h"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "data/answer_mask.h"
@@ -26,35 +27,73 @@ std::vector<std::string> words_of(const std::string& s) {
   return w;
 }
 
-}  // namespace
-
-TEST_CASE("unscramble: the answer is the prompt's words, in the one order their slots allow",
-          "[study]") {
-  // the slots' word lists are disjoint: a word names its slot
+// The slot of every word of unscramble; the lists are disjoint, so a word names its slot.
+std::map<std::string, size_t> slot_of_words() {
   std::map<std::string, size_t> slot_of;
   const auto& slots = unscramble_slots();
   for (size_t s = 0; s < slots.size(); ++s)
-    for (const std::string& w : slots[s]) REQUIRE(slot_of.emplace(w, s).second);
+    for (const std::string& w : slots[s]) {
+      REQUIRE(slot_of.emplace(w, s).second);
+      REQUIRE(w.size() >= 3);
+      REQUIRE(w.size() <= 5);
+    }
+  return slot_of;
+}
+
+}  // namespace
+
+TEST_CASE("unscramble: k words whose slots allow one order, for every k of 1..12", "[study]") {
+  const std::map<std::string, size_t> slot_of = slot_of_words();
+  const auto& slots = unscramble_slots();
+  REQUIRE(slots.size() == 12);
   Generator g(11);
-  size_t longest = 0, identity = 0;
-  for (int k = 0; k < 500; ++k) {
-    TaskExample ex = unscramble_example(g);
-    longest = std::max(longest, ex.text.size());
-    REQUIRE(ex.text[ex.answer_start - 1] == '=');
-    REQUIRE(ex.text.back() == '\n');
-    std::vector<std::string> bag = words_of(ex.text.substr(0, ex.answer_start - 1));
-    std::vector<std::string> answer = words_of(ex.text.substr(ex.answer_start));
-    std::vector<std::string> a = bag, b = answer;
-    std::sort(a.begin(), a.end()), std::sort(b.begin(), b.end());
-    REQUIRE(a == b);  // a permutation of the shuffled words
-    // recovered from the bag alone: each word put in its slot
-    std::vector<std::string> solved(slots.size());
-    for (const std::string& w : bag) solved[slot_of.at(w)] = w;
-    REQUIRE(solved == answer);
-    identity += bag == answer;
+  for (int64_t k = 1; k <= 12; ++k) {
+    size_t identity = 0;
+    for (int i = 0; i < 200; ++i) {
+      TaskExample ex = unscramble_example(g, k);
+      REQUIRE(static_cast<int64_t>(ex.text.size()) <= unscramble_max_length(k));
+      REQUIRE(ex.text[ex.answer_start - 1] == '=');
+      REQUIRE(ex.text.back() == '\n');
+      std::vector<std::string> bag = words_of(ex.text.substr(0, ex.answer_start - 1));
+      std::vector<std::string> answer = words_of(ex.text.substr(ex.answer_start));
+      REQUIRE(static_cast<int64_t>(answer.size()) == k);
+      std::vector<std::string> a = bag, b = answer;
+      std::sort(a.begin(), a.end()), std::sort(b.begin(), b.end());
+      REQUIRE(a == b);  // a permutation of the shuffled words
+      // the answer's slots are distinct and in sentence order: sorting the bag by slot is the
+      // one right answer
+      for (size_t j = 1; j < answer.size(); ++j)
+        REQUIRE(slot_of.at(answer[j - 1]) < slot_of.at(answer[j]));
+      std::sort(bag.begin(), bag.end(), [&](const std::string& x, const std::string& y) {
+        return slot_of.at(x) < slot_of.at(y);
+      });
+      REQUIRE(bag == answer);
+      identity += ex.text.substr(0, ex.answer_start - 1) + "\n" == ex.text.substr(ex.answer_start);
+    }
+    if (k >= 4) REQUIRE(identity < 20);  // the prompt is shuffled (1 in k! keeps the order)
   }
-  REQUIRE(longest <= 68);  // fits the study's window of 72
-  REQUIRE(identity < 10);  // the prompt is shuffled (1 in 720 keeps the order)
+  REQUIRE(unscramble_max_length(6) == 72);
+  REQUIRE(unscramble_max_length(12) == 144);
+  REQUIRE(test_example_length("unscramble", 12) == 144);
+  REQUIRE_THROWS_WITH(unscramble_example(g, 13), Contains("1 <= k <= 12 words, but got 13"));
+  REQUIRE(test_example("unscramble", {9}, g).text.find('=') != std::string::npos);
+}
+
+TEST_CASE("unscramble trains on 2..6 words, every slot seen, within a window of 72", "[study]") {
+  const std::map<std::string, size_t> slot_of = slot_of_words();
+  Generator g(5);
+  std::set<size_t> ks, seen_slots;
+  for (int i = 0; i < 2000; ++i) {
+    TaskExample ex = training_example("unscramble", 72, g);
+    REQUIRE(ex.text.size() <= 72);
+    std::vector<std::string> answer = words_of(ex.text.substr(ex.answer_start));
+    ks.insert(answer.size());
+    for (const std::string& w : answer) seen_slots.insert(slot_of.at(w));
+  }
+  REQUIRE(ks == std::set<size_t>{2, 3, 4, 5, 6});
+  REQUIRE(seen_slots.size() == 12);
+  REQUIRE(trained_length("unscramble", 72) == 6);
+  REQUIRE_THROWS_WITH(training_example("unscramble", 71, g), Contains("window of at least 72"));
 }
 
 TEST_CASE("reverse: the letters, '=', the letters reversed, '\\n'", "[study]") {
@@ -68,49 +107,91 @@ TEST_CASE("reverse: the letters, '=', the letters reversed, '\\n'", "[study]") {
     REQUIRE(std::string(s.rbegin(), s.rend()) == r);
     REQUIRE(std::all_of(s.begin(), s.end(), [](char c) { return c >= 'a' && c <= 'z'; }));
   }
-  REQUIRE(test_example("reverse", {96, NAN}, g).text.size() == 96);
-  REQUIRE_THROWS_WITH(test_example("reverse", {33, NAN}, g), Contains("even test length"));
+  // a test cell's length counts letters
+  REQUIRE(test_example("reverse", {64}, g).text.size() == 130);
+  REQUIRE(trained_length("reverse", 66) == 32);
+  REQUIRE(test_example_length("reverse", 64) == 130);
   REQUIRE_THROWS_WITH(reverse_example(g, 0), Contains("at least 1 letter"));
 }
 
-TEST_CASE("passkey: exact length, the needle where the depth puts it, the key asked at the end",
+namespace {
+
+// The distractors of a passkey filler: [start, end) of each "phrase + 5 digits + '. '".
+std::vector<std::pair<size_t, size_t>> distractors_in(const std::string& f) {
+  std::vector<std::pair<size_t, size_t>> found;
+  for (const std::string& phrase : passkey_distractor_phrases())
+    for (size_t at = f.find(phrase); at != std::string::npos; at = f.find(phrase, at + 1))
+      found.push_back({at, at + phrase.size() + 7});
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("passkey: exact length, the needle where the depth puts it, distractors, the key asked",
           "[study]") {
   Generator g(4);
-  for (int64_t len : {40, 64, 129, 512})
+  for (int64_t len : {58, 64, 129, 256, 512, 4096})
     for (double depth : {0.0, 0.25, 0.5, 0.75, 1.0}) {
       TaskExample ex = passkey_example(g, len, depth);
       REQUIRE(static_cast<int64_t>(ex.text.size()) == len);
       const size_t at = ex.text.find("the pass key is ");
-      const int64_t F = len - 39;  // the filler: all but needle (23), question (10), answer (6)
-      REQUIRE(at == static_cast<size_t>(std::llround(depth * F)));
+      REQUIRE(ex.text.find("the pass key is ", at + 1) == std::string::npos);
       const std::string key = ex.text.substr(at + 16, 5);
       REQUIRE(ex.text.substr(at + 21, 2) == ". ");
       REQUIRE(std::all_of(key.begin(), key.end(), ::isdigit));
       REQUIRE(key[0] != '0');  // a five-digit number
       REQUIRE(ex.text.substr(ex.answer_start - 10) == "pass key? " + key + "\n");
-      REQUIRE(ex.text.find("the pass key is ", at + 1) == std::string::npos);
+      // the filler: all but needle (23), question (10), answer (6)
+      const std::string f =
+          ex.text.substr(0, at) + ex.text.substr(at + 23, ex.answer_start - 10 - at - 23);
+      const int64_t F = len - 39;
+      REQUIRE(static_cast<int64_t>(f.size()) == F);
+      const auto d = distractors_in(f);
+      REQUIRE(static_cast<int64_t>(d.size()) == std::max<int64_t>(1, F / 96));
+      std::set<std::string> numbers{key};
+      for (const auto& [s, e] : d) {
+        REQUIRE(f.substr(e - 2, 2) == ". ");
+        const std::string number = f.substr(e - 7, 5);
+        REQUIRE(std::all_of(number.begin(), number.end(), ::isdigit));
+        REQUIRE(number[0] != '0');
+        REQUIRE(numbers.insert(number).second);  // each number differs from the key and the others
+        REQUIRE((s == 0 || f.substr(s - 2, 2) == ". "));  // at a sentence boundary
+      }
+      // the needle at round(depth F), or at the nearer edge of a distractor it would split
+      const size_t p = static_cast<size_t>(std::llround(depth * F));
+      bool inside = false;
+      for (const auto& [s, e] : d) {
+        REQUIRE(!(s < at && at < e));
+        inside = inside || (s < p && p < e);
+      }
+      if (inside) REQUIRE(std::abs(double(at) - double(p)) <= 9);
+      if (!inside) REQUIRE(at == p);
     }
-  REQUIRE_THROWS_WITH(passkey_example(g, 39, 0.5), Contains("length above 39"));
+  REQUIRE_THROWS_WITH(passkey_example(g, 57, 0.5), Contains("length of at least 58"));
   REQUIRE_THROWS_WITH(passkey_example(g, 100, 1.5), Contains("depth in [0, 1]"));
+  REQUIRE(trained_length("passkey", 256) == 256);
+  REQUIRE(test_example_length("passkey", 4096) == 4096);
 }
 
 TEST_CASE("training examples fit the window and span the training distribution", "[study]") {
   Generator g(8);
   int64_t shortest = 1 << 20, longest = 0;
-  for (int k = 0; k < 400; ++k) {
-    int64_t n = static_cast<int64_t>(training_example("reverse", 32, g).text.size());
+  for (int k = 0; k < 800; ++k) {
+    int64_t n = static_cast<int64_t>(training_example("reverse", 66, g).text.size());
     shortest = std::min(shortest, n), longest = std::max(longest, n);
   }
   REQUIRE(shortest == 4);  // 1 letter
-  REQUIRE(longest == 32);  // 15 letters: (32 - 2) / 2
+  REQUIRE(longest == 66);  // 32 letters: (66 - 2) / 2
   shortest = 1 << 20, longest = 0;
-  for (int k = 0; k < 400; ++k) {
-    int64_t n = static_cast<int64_t>(training_example("passkey", 128, g).text.size());
+  for (int k = 0; k < 2000; ++k) {  // 129 lengths: each drawn about 15 times
+    int64_t n = static_cast<int64_t>(training_example("passkey", 256, g).text.size());
     shortest = std::min(shortest, n), longest = std::max(longest, n);
   }
-  REQUIRE(shortest >= 64);
-  REQUIRE(shortest < 70);
-  REQUIRE(longest == 128);
+  REQUIRE(shortest >= 128);
+  REQUIRE(shortest < 135);
+  REQUIRE(longest == 256);
+  REQUIRE_THROWS_WITH(training_example("passkey", 57, g), Contains("window of at least 58"));
   REQUIRE_THROWS_WITH(training_example("sort", 32, g),
                       Contains("unknown task 'sort'; valid: unscramble|reverse|passkey"));
 }
@@ -139,7 +220,7 @@ TEST_CASE("a task corpus: one example per window, padded, marks 1 exactly on the
   }
 }
 
-TEST_CASE("exact match: greedy decoding's answers count, one wrong character does not", "[study]") {
+TEST_CASE("exact match and per-character accuracy: greedy decoding's answers count", "[study]") {
   std::vector<std::string> vocab = task_vocab("reverse");
   GPTConfig cfg;
   cfg.vocab_size = static_cast<int64_t>(vocab.size()), cfg.n_layer = 1, cfg.n_head = 2,
@@ -156,15 +237,42 @@ TEST_CASE("exact match: greedy decoding's answers count, one wrong character doe
     }
     greedy.push_back({decode(vocab, ids), prompt.size()});
   }
-  REQUIRE(exact_answers(m, vocab, greedy) == 2);
+  TaskScore s = score_answers(m, vocab, greedy);
+  REQUIRE((s.n == 2 && s.correct == 2 && s.chars == 8 && s.correct_chars == 8));
+  // one wrong character: that example is wrong, the other three of its characters still count
+  // (the argmax given the correct prefix; here the prefix after it is greedy's own)
   std::vector<TaskExample> wrong = greedy;
-  char& c = wrong[1].text[wrong[1].answer_start + 2];
+  char& c = wrong[1].text[wrong[1].answer_start + 3];
   c = c == 'a' ? 'b' : 'a';
-  REQUIRE(exact_answers(m, vocab, wrong) == 1);
-  // an untrained model reverses nothing
-  TaskScore s = task_accuracy(m, vocab, "reverse", {12, NAN}, 30, 9);
-  REQUIRE(s.n == 30);
-  REQUIRE(s.correct == 0);
+  s = score_answers(m, vocab, wrong);
+  REQUIRE((s.correct == 1 && s.chars == 8 && s.correct_chars == 7));
+  REQUIRE(s.accuracy() == 0.5);
+  REQUIRE(s.char_accuracy() == 7.0 / 8);
+  // an untrained model reverses nothing; every answer character is counted
+  s = task_accuracy(m, vocab, "reverse", {5}, 30, 9);
+  REQUIRE((s.n == 30 && s.correct == 0 && s.chars == 30 * 6));
+  REQUIRE(s.correct_chars < s.chars);
+  REQUIRE(std::isnan(TaskScore{}.accuracy()));
+}
+
+TEST_CASE("passkey cells of long examples are scored several to a forward pass", "[study]") {
+  std::vector<std::string> vocab = task_vocab("passkey");
+  GPTConfig cfg;
+  cfg.vocab_size = static_cast<int64_t>(vocab.size()), cfg.n_layer = 1, cfg.n_head = 2,
+  cfg.n_embd = 8, cfg.block_size = 64;
+  GPT m(cfg, 3);
+  // the same examples scored in one call and one by one: the same counts
+  const TaskScore all = task_accuracy(m, vocab, "passkey", {600, 0.5}, 40, 5);
+  Generator g(5);
+  TaskScore one;
+  for (int i = 0; i < 40; ++i) {
+    NoGrad ng;
+    const TaskScore s = score_answers(m, vocab, {test_example("passkey", {600, 0.5}, g)});
+    one.n += s.n, one.correct += s.correct, one.chars += s.chars,
+        one.correct_chars += s.correct_chars;
+  }
+  REQUIRE((all.n == 40 && all.chars == 40 * 6));
+  REQUIRE((all.correct == one.correct && all.correct_chars == one.correct_chars));
 }
 
 TEST_CASE("Wilson's 95% interval: hand-computed values", "[study]") {
@@ -182,8 +290,7 @@ TEST_CASE("Wilson's 95% interval: hand-computed values", "[study]") {
   REQUIRE_THROWS_WITH(wilson_interval(11, 10), Contains("0 <= correct <= n"));
 }
 
-TEST_CASE("the plan's task runs: every scheme x task x task seed, tests past the window",
-          "[study]") {
+TEST_CASE("the plan's task runs: every scheme x task x task seed, tests past training", "[study]") {
   const StudyConfig c = study_config(StudySize::full);
   const StudyPlan p = study_plan(c);
   REQUIRE(p.tasks.size() == task_names().size());
@@ -197,13 +304,11 @@ TEST_CASE("the plan's task runs: every scheme x task x task seed, tests past the
     REQUIRE(r.train.objective == Objective::answer);
     REQUIRE(r.train.data == t.data);
     REQUIRE(r.train.model.block_size == t.train_len);
-    REQUIRE(r.train.model.embedding == EmbeddingKind::scaled);
     const int64_t longest = *std::max_element(t.test_lens.begin(), t.test_lens.end());
-    if (pe == "learned") REQUIRE(r.train.model.max_len >= longest);
-    if (t.name != "unscramble") REQUIRE(longest >= 3 * t.train_len);  // past the window
+    // every test length past what training showed (unscramble: word counts k <= 12)
+    REQUIRE(longest > trained_length(t.name, t.train_len));
+    if (t.name == "unscramble") REQUIRE(longest <= 12);
     if (t.name == "passkey") REQUIRE(t.depths == std::vector<double>{0, 0.25, 0.5, 0.75, 1});
-    if (t.name == "unscramble") REQUIRE(t.train_len >= 68);
   }
   REQUIRE(runs == task_names().size() * p.pes.size() * static_cast<size_t>(c.task_seeds));
-  REQUIRE(c.task_seeds == 2);
 }
