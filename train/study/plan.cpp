@@ -168,15 +168,15 @@ TaskSizes task_sizes(StudySize size) {
               .heads = 4,
               .batch = 32,
               .train_examples = 40000,
-              .n = 200,
+              .n = 100,
               .lr = 3e-3,
               .unscramble_steps = 1300,
               .reverse_steps = 2000,
               .passkey_steps = 2400,
-              .passkey_window = 256,
+              .passkey_window = 128,
               .unscramble_ks = {4, 6, 8, 10, 12},
               .reverse_lens = {16, 24, 32, 40, 48, 64},
-              .passkey_lens = {256, 512, 1024, 2048, 4096},
+              .passkey_lens = {128, 256, 512, 1024, 2048, 4096},
               .depths = {0, 0.25, 0.5, 0.75, 1}};
     case StudySize::quick:  // seconds per run: the pipeline, not the numbers
       return {.d = 64,

@@ -2,22 +2,26 @@
 // small functions (one per part of the study), and the evaluations to make on them.
 //
 // Same corpus, network, data order, token budget and seeds; only the positional scheme
-// changes, each in its canonical form, all with the scaled embedding. The parts (plan.cpp):
-//   main_runs        none learned sinusoidal rope alibi t5 at T0 on fortunes, every seed, each
-//                    evaluated at every length (every val window, loss per position bucket,
-//                    the sliding-window loss on the same targets)
+// changes, each in its canonical form (learned with the gpt2 embedding, the others scaled)
+// at its own tuned learning rate (tune.h). The parts (plan.cpp):
+//   main_runs        none learned sinusoidal rope alibi t5 at T0 on fortunes, every seed, at
+//                    the budget B, each evaluated at every length (every val window, loss per
+//                    position bucket, the sliding-window loss on the same targets) and probed
+//                    (probes.h: attribution, copy at a distance, RoPE pairs); seed 1 also at
+//                    B/4 and B/2, evaluated at T0 (the budget curve)
 //   scaling_evals    RoPE scaling zero-shot on every main RoPE model: linear, ntk, dynamic,
 //                    yarn at each length
 //   kjv_runs         the same schemes on the King James Bible (long-range structure)
-//   ablation_runs    rope theta 10 and 1e6; the unscaled gpt2 embedding for sinusoidal and
-//                    learned (rope at 4096 without scaling is part of the main evaluations)
+//   ablation_runs    rope theta 10 and 1e6; none, learned, sinusoidal and rope under the other
+//                    embedding convention; t5 with max_distance = T0
+//   finetune_runs    position interpolation after a short fine-tune at 4 T0 (Chen et al.)
 //   masked_lm_runs   no causal mask: a masked LM, NoPE against RoPE, with a shuffle check of
 //                    NoPE's permutation equivariance
 //   task_runs        unscramble, reverse and passkey, accuracy per scheme (tasks.h)
 // A run lives in <out>/runs/<name>; everything a run produces (model, log, evaluations cached
-// as JSON, masked-LM and task scores as CSV, its stage times) stays in its folder, so runs can
-// be made in any order, in parallel, on other machines (runner.h, schedule.h). collect_results
-// then writes the study's tables (tables.h), and the report reads them.
+// as JSON, probes, masked-LM and task scores as CSV, its stage times) stays in its folder, so
+// runs can be made in any order, in parallel, on other machines (runner.h, schedule.h).
+// collect_results then writes the study's tables (tables.h), and the report reads them.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -33,8 +37,8 @@
 
 namespace poslab {
 
-// How big a study: the real one (this machine, ~2.5 h), a small one (minutes), a toy one
-// (seconds, for tests), and the real one trained to convergence (a GPU or many cores).
+// How big a study: the real one (this machine), a small one (minutes), a toy one (seconds, for
+// tests), and the real one at 8 B and 5 seeds (a GPU or many cores).
 enum class StudySize { full, quick, tiny, large };
 StudySize parse_study_size(const std::string& name);  // full|quick|tiny|large; error names them
 const char* study_size_name(StudySize size);
@@ -58,7 +62,7 @@ struct StudyConfig {
   int64_t batch = 16;
   double lr = 4e-3;  // every scheme's learning rate when no tuning was made (quick, tiny)
   std::map<std::string, double> lr_by_pe;  // the tuning's choice per scheme (tune.h)
-  int64_t steps = 1000;      // B = steps x batch x T0: each main and ablation run (fortunes)
+  int64_t steps = 900;       // B = steps x batch x T0: each main and ablation run (fortunes)
   double kjv_share = 0.5;    // kjv runs: this share of `steps` (the long-range question needs
   double mlm_share = 0.5;    // their spread over seeds, less their convergence); masked LM too
   int64_t task_steps = 800;  // each task run
