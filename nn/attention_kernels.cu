@@ -6,14 +6,15 @@
 //   q: (B,Tq,H,D)  k, v: (B,Tk,H,D)  ->  out: (B,Tq,H,D)
 //   S_ij = scale q_i . k_j + bias[h, j - i + Tq - 1]     (bias: the scheme's table, or 0)
 //     or, with per-row frequencies w (row_freqs), S_ij = scale q_i . R((j - P_i) w_i) k_j
-//   S_ij = -inf where j > P_i (causal)    P_i = q_pos0 + i
+//   S_ij = -inf where j > P_i (causal) or |P_i - j| >= W (window W > 0)    P_i = q_pos0 + i
+//   S_ij *= lambda_i = max(1, ln n_i / ln T0)   (log scale T0 > 0; n_i: the keys row i sees)
 //   P = softmax_j(S);   out_i = sum_j P_ij v_j
 //
 // Forward: one thread per query row, key/value tiles shared by the block, the online softmax.
 // Saved for the backward: out and lse_i = log2 sum_j 2^(S_ij log2 e), (B,H,Tq) — not P.
 // Backward, recomputing P_ij = 2^(S_ij log2 e - lse_i) tile by tile:
 //   delta_i = sum_d dout_i,d out_i,d          (= sum_j P_ij dP_ij)
-//   dP_ij = dout_i . v_j;   dS_ij = P_ij (dP_ij - delta_i)
+//   dP_ij = dout_i . v_j;   dS_ij = lambda_i P_ij (dP_ij - delta_i)
 //   dq_i = scale sum_j dS_ij k_j              one thread per query row (dq kernel)
 //   dk_j = scale sum_i dS_ij q_i,  dv_j = sum_i P_ij dout_i     one thread per key row (dkv)
 //   dbias[h, c] = sum_b sum_{j - i + Tq - 1 = c} dS_ij     summed along the diagonals of each
@@ -43,11 +44,19 @@ struct Dims {
   int64_t q[3], k[3], v[3];  // strides (batch, time, head) of q, k, v; unit stride along D
   float scale2;              // scale * log2 e: scores in log2 units
   float scale;
-  bool causal;
-  int64_t q_pos0;
-  const float* bias;    // (H, Tq+Tk-1) in natural units, or null
-  const double* freqs;  // (Tq, D/2) per-row rotation frequencies, or null
+  gpu::KeyMask mask;      // causal, q_pos0, window: which keys each row sees
+  int64_t log_scale_len;  // T0 of the log scale, or 0
+  const float* bias;      // (H, Tq+Tk-1) in natural units, or null
+  const double* freqs;    // (Tq, D/2) per-row rotation frequencies, or null
 };
+
+// lambda_i of a row that sees the keys s: max(1, ln n / ln T0), in double as on the CPU; 1
+// without a log scale. Multiplying by 1 changes no bit, so rows are always multiplied.
+__device__ __forceinline__ float row_lambda(const Dims& a, gpu::KeySpan s) {
+  int64_t n = s.hi - s.lo;
+  if (a.log_scale_len <= 0 || n <= a.log_scale_len) return 1.f;
+  return static_cast<float>(::log(double(n)) / ::log(double(a.log_scale_len)));
+}
 
 // The bias of (query row i, key j) of head h in log2 units; 0 without a table.
 __device__ __forceinline__ float bias2(const Dims& a, int64_t h, int64_t i, int64_t j) {
@@ -86,7 +95,8 @@ template <int kMaxD, int kCols, bool kRotary>
 __global__ void __launch_bounds__(kRows) forward_kernel(Dims a, const float* Q, const float* K,
                                                         const float* V, float* out, float* lse2) {
   __shared__ RowTile<float, kCols, kMaxD> kt, vt;
-  gpu::QueryRow r = gpu::query_row(a.H, a.Tq, a.Tk, a.q_pos0, a.causal);
+  gpu::QueryRow r = gpu::query_row(a.H, a.Tq, a.mask);
+  const float lambda = row_lambda(a, r.keys);
   float q[kMaxD];
   double w[kRotary ? kMaxD / 2 : 1] = {};
   if (r.active) {
@@ -104,7 +114,7 @@ __global__ void __launch_bounds__(kRows) forward_kernel(Dims a, const float* Q, 
                                 s = rotary_dot<kMaxD>(q, kt.x[c], w, double(j - r.P)) * a.scale2;
                               else
                                 s = dot<float, kMaxD>(q, kt.x[c]);
-                              row.add(s + bias2(a, r.h, r.i, j), vt.x[c]);
+                              row.add((s + bias2(a, r.h, r.i, j)) * lambda, vt.x[c]);
                             });
   if (!r.active) return;
   float lse = row.finish(out + ((r.b * a.Tq + r.i) * a.H + r.h) * a.D, a.D);
@@ -117,7 +127,8 @@ __global__ void __launch_bounds__(kRows)
     dq_kernel(Dims a, const float* Q, const float* K, const float* V, const float* out,
               const float* lse2, const float* dout, float* dq, float* delta) {
   __shared__ RowTile<float, kCols, kMaxD> kt, vt;
-  gpu::QueryRow r = gpu::query_row(a.H, a.Tq, a.Tk, a.q_pos0, a.causal);
+  gpu::QueryRow r = gpu::query_row(a.H, a.Tq, a.mask);
+  const float lambda = row_lambda(a, r.keys);
   int64_t row_at = ((r.b * a.Tq + r.i) * a.H + r.h) * a.D;
   float q[kMaxD], go[kMaxD], g[kMaxD] = {}, lse = 0, dlt = 0;
   if (r.active) {
@@ -132,8 +143,8 @@ __global__ void __launch_bounds__(kRows)
   gpu::for_each_visible_key(
       kt, vt, K + r.b * a.k[0] + r.h * a.k[2], a.k[1], V + r.b * a.v[0] + r.h * a.v[2], a.v[1],
       a.Tk, a.D, r, [&](int c, int64_t j) {
-        float p = exp2f(dot<float, kMaxD>(q, kt.x[c]) + bias2(a, r.h, r.i, j) - lse);
-        float ds = p * (dot<float, kMaxD>(go, vt.x[c]) - dlt);
+        float p = exp2f((dot<float, kMaxD>(q, kt.x[c]) + bias2(a, r.h, r.i, j)) * lambda - lse);
+        float ds = lambda * p * (dot<float, kMaxD>(go, vt.x[c]) - dlt);
 #pragma unroll
         for (int d = 0; d < kMaxD; ++d) g[d] += ds * kt.x[c][d];
       });
@@ -171,7 +182,7 @@ __global__ void __launch_bounds__(kRows)
     dkv_kernel(Dims a, const float* Q, const float* K, const float* V, const float* lse2,
                const float* delta, const float* dout, float* dk, float* dv, float* dbias_part) {
   __shared__ RowTile<float, kCols, kMaxD> qt, ot;
-  __shared__ float lse_t[kCols], delta_t[kCols];
+  __shared__ float lse_t[kCols], delta_t[kCols], lambda_t[kCols];
   __shared__ float ds_t[kBias ? kRows : 1][kCols + 1];  // +1: column c of rows t, no conflicts
   int64_t bh = blockIdx.y, b = bh / a.H, h = bh % a.H;
   int64_t j = int64_t(blockIdx.x) * kRows + threadIdx.x, first = int64_t(blockIdx.x) * kRows;
@@ -180,11 +191,17 @@ __global__ void __launch_bounds__(kRows)
     load_row<kMaxD>(k, K + b * a.k[0] + j * a.k[1] + h * a.k[2], a.D, 1.f);
     load_row<kMaxD>(v, V + b * a.v[0] + j * a.v[1] + h * a.v[2], a.D, 1.f);
   }
-  // the first query row that sees this block's first key (causal: P_i >= first)
-  int64_t i_start = a.causal ? ::max(int64_t(0), first - a.q_pos0) : 0;
+  // the query rows that may see this block's keys: from the first that sees its first key
+  // (causal: P_i >= first; window: P_i > first - W) to the last that sees its last key
+  // (window: P_i < last + W)
+  const gpu::KeyMask& m = a.mask;
+  int64_t last = ::min(first + kRows, a.Tk) - 1;
+  int64_t p_start = m.causal ? first : m.window > 0 ? first - m.window + 1 : 0;
+  int64_t i_start = ::max(int64_t(0), p_start - m.q_pos0);
+  int64_t i_end = m.window > 0 ? ::min(a.Tq, last + m.window - m.q_pos0) : a.Tq;
   const float* Qh = Q + b * a.q[0] + h * a.q[2];
   const float* Oh = dout + b * a.Tq * a.H * a.D + h * a.D;
-  for (int64_t i0 = i_start; i0 < a.Tq; i0 += kCols) {
+  for (int64_t i0 = i_start; i0 < i_end; i0 += kCols) {
     __syncthreads();
     gpu::load_rows(qt, Qh, a.q[1], i0, a.Tq, a.D);
     gpu::load_rows(ot, Oh, a.H * a.D, i0, a.Tq, a.D);
@@ -192,6 +209,7 @@ __global__ void __launch_bounds__(kRows)
       bool in = i0 + c < a.Tq;
       lse_t[c] = in ? lse2[bh * a.Tq + i0 + c] : 0.f;
       delta_t[c] = in ? delta[bh * a.Tq + i0 + c] : 0.f;
+      lambda_t[c] = in ? row_lambda(a, gpu::key_span(m, m.q_pos0 + i0 + c)) : 1.f;
     }
     if constexpr (kBias)
       for (int c = 0; c < kCols; ++c) ds_t[threadIdx.x][c] = 0.f;
@@ -199,11 +217,13 @@ __global__ void __launch_bounds__(kRows)
     if (j < a.Tk) {
 #pragma unroll 1
       for (int c = 0; c < kCols; ++c) {
-        int64_t i = i0 + c, P = a.q_pos0 + i;
+        int64_t i = i0 + c, P = m.q_pos0 + i;
         if (i >= a.Tq) break;
-        if (a.causal && j > P) continue;  // masked: P_ij = 0
-        float s = dot<float, kMaxD>(qt.x[c], k) * a.scale2 + bias2(a, h, i, j);
-        float p = exp2f(s - lse_t[c]), ds = p * (dot<float, kMaxD>(ot.x[c], v) - delta_t[c]);
+        if ((m.causal && j > P) || (m.window > 0 && (j - P >= m.window || P - j >= m.window)))
+          continue;  // masked: P_ij = 0
+        float s = (dot<float, kMaxD>(qt.x[c], k) * a.scale2 + bias2(a, h, i, j)) * lambda_t[c];
+        float p = exp2f(s - lse_t[c]);
+        float ds = lambda_t[c] * p * (dot<float, kMaxD>(ot.x[c], v) - delta_t[c]);
         if constexpr (kBias) ds_t[threadIdx.x][c] = ds;
 #pragma unroll
         for (int d = 0; d < kMaxD; ++d) {
@@ -261,8 +281,8 @@ Dims dims_of(const AttentionTensors& t, const AttentionOptions& o) {
     a.q[s] = q.strides()[s], a.k[s] = k.strides()[s], a.v[s] = v.strides()[s];
   a.scale = static_cast<float>(o.scale);
   a.scale2 = static_cast<float>(o.scale * gpu::kLog2e);
-  a.causal = o.causal;
-  a.q_pos0 = o.q_pos0;
+  a.mask = {a.Tk, o.q_pos0, o.window, o.causal};
+  a.log_scale_len = o.log_scale_len;
   a.bias = o.rel_bias.defined() ? o.rel_bias.data<float>() : nullptr;
   a.freqs = o.row_freqs.defined() ? o.row_freqs.data<double>() : nullptr;
   return a;

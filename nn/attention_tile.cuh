@@ -42,44 +42,67 @@ __device__ __forceinline__ void load_rows(RowTile<T, kCols, kMaxD>& tile, const 
   }
 }
 
+// Which keys a query sees: j <= P (causal) and |P - j| < window (window > 0; 0: no window).
+struct KeyMask {
+  int64_t Tk, q_pos0, window;
+  bool causal;
+};
+
+// The keys [lo, hi) the query at position P sees (lo == hi: none).
+struct KeySpan {
+  int64_t lo, hi;
+};
+__device__ __forceinline__ KeySpan key_span(const KeyMask& m, int64_t P) {
+  int64_t lo = 0, hi = m.causal ? P + 1 : m.Tk;
+  if (m.window > 0) {
+    lo = P - m.window + 1;
+    if (!m.causal) hi = P + m.window;
+  }
+  lo = ::max(int64_t(0), ::min(lo, m.Tk));
+  return {lo, ::max(lo, ::min(hi, m.Tk))};
+}
+
 // The query row a thread owns in a grid of (ceil(Tq / blockDim.x), B*H) blocks, one row per
-// thread, and the keys it may see: 0 .. visible-1 (causal: the keys at positions <= P = q_pos0
-// + i; all Tk otherwise). A spare thread of the last block (i >= Tq) sees none but still helps
-// load the tiles its block needs (up to block_visible keys, those of the block's last row).
+// thread, and the keys it may see: [keys.lo, keys.hi) at P = q_pos0 + i (key_span). A spare
+// thread of the last block (i >= Tq) sees none but still helps load the tiles its block needs
+// (block: from its first row's first key to its last row's last key).
 struct QueryRow {
-  int64_t b, h, bh, i, P, visible, block_visible;
+  int64_t b, h, bh, i, P;
+  KeySpan keys, block;
   bool active;
 };
-__device__ __forceinline__ QueryRow query_row(int64_t H, int64_t Tq, int64_t Tk, int64_t q_pos0,
-                                              bool causal) {
+__device__ __forceinline__ QueryRow query_row(int64_t H, int64_t Tq, const KeyMask& m) {
   QueryRow r;
   r.bh = blockIdx.y, r.b = r.bh / H, r.h = r.bh % H;
   r.i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  r.P = q_pos0 + r.i;
+  r.P = m.q_pos0 + r.i;
   r.active = r.i < Tq;
-  int64_t last = ::min(Tq, int64_t(blockIdx.x + 1) * blockDim.x) - 1;
-  r.block_visible = causal ? ::min(q_pos0 + last + 1, Tk) : Tk;
-  r.visible = !r.active ? 0 : causal ? ::min(r.P + 1, Tk) : Tk;
+  int64_t first = int64_t(blockIdx.x) * blockDim.x,
+          last = ::min(Tq, int64_t(blockIdx.x + 1) * blockDim.x) - 1;
+  r.block = {key_span(m, m.q_pos0 + first).lo, key_span(m, m.q_pos0 + last).hi};
+  r.keys = r.active ? key_span(m, r.P) : KeySpan{0, 0};
   return r;
 }
 
-// Walks the keys visible to the block in tiles of kCols rows: the block loads each tile of K
-// and V (rows with stride ldk, ldv) into shared memory, then every thread calls body(c, j) for
-// its own visible keys j = j0 + c of the tile, in increasing j.
+// Walks the keys visible to the block in tiles of kCols rows, from its first key (tiles left
+// of a window are skipped): the block loads each tile of K and V (rows with stride ldk, ldv)
+// into shared memory, then every thread calls body(c, j) for its own visible keys j = j0 + c
+// of the tile, in increasing j.
 template <class T, int kCols, int kMaxD, class Body>
 __device__ __forceinline__ void for_each_visible_key(RowTile<T, kCols, kMaxD>& kt,
                                                      RowTile<T, kCols, kMaxD>& vt, const T* K,
                                                      int64_t ldk, const T* V, int64_t ldv,
                                                      int64_t Tk, int D, const QueryRow& r,
                                                      Body&& body) {
-  for (int64_t j0 = 0; j0 < r.block_visible; j0 += kCols) {
+  for (int64_t j0 = r.block.lo; j0 < r.block.hi; j0 += kCols) {
     __syncthreads();  // every thread is done with the previous tile
     load_rows(kt, K, ldk, j0, Tk, D);
     load_rows(vt, V, ldv, j0, Tk, D);
     __syncthreads();
-    int count = static_cast<int>(::max(int64_t(0), ::min(r.visible - j0, int64_t(kCols))));
+    int begin = static_cast<int>(::max(int64_t(0), ::min(r.keys.lo - j0, int64_t(kCols))));
+    int end = static_cast<int>(::max(int64_t(0), ::min(r.keys.hi - j0, int64_t(kCols))));
 #pragma unroll 1
-    for (int c = 0; c < count; ++c) body(c, j0 + c);
+    for (int c = begin; c < end; ++c) body(c, j0 + c);
   }
 }
 

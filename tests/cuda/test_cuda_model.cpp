@@ -1,8 +1,8 @@
 // The fused ops and the whole model on the GPU against the CPU: attention (ALiBi, mask,
-// decoding offsets, 4096 tokens), RoPE with every scaling, dynamic-NTK attention, AdamW and
-// clipping, a training step of the canonical model for every scheme, evaluation with every
-// RoPE scaling, KV-cache decoding, checkpoints, the caching allocator's reuse, and the trainer
-// (`poslab train` on the GPU against the CPU, paused and resumed).
+// decoding offsets, window and log scale, 4096 tokens), RoPE with every scaling, dynamic-NTK
+// attention, AdamW and clipping, a training step of the canonical model for every scheme,
+// evaluation with every RoPE scaling, KV-cache decoding, checkpoints, the caching allocator's
+// reuse, and the trainer (`poslab train` on the GPU against the CPU, paused and resumed).
 #include <catch2/catch.hpp>
 
 #include "data/corpus.h"
@@ -110,6 +110,37 @@ TEST_CASE("cuda: fused attention equals the CPU op, forward and backward", "[cud
   t5.q_pos0 = 130;
   t5.rel_bias = leaf(randn({3, 169}, 28), Device::cpu);
   check_attention(2, 150, 3, 32, t5, 29);
+}
+
+TEST_CASE("cuda: attention with a window and a log scale equals the CPU op", "[cuda][attention]") {
+  // T = 150: three query blocks of 64; a window of 40 skips key tiles of 32 on the left of
+  // each block (and, without the mask, query tiles past a key block's last row in dkv)
+  for (bool causal : {true, false})
+    for (int64_t window : {0, 5, 40})
+      for (int64_t T0 : {0, 16}) {
+        if (window == 0 && T0 == 0) continue;  // the case above
+        INFO("window " << window << " log_scale_len " << T0);
+        AttentionOptions o;
+        o.causal = causal, o.window = window, o.log_scale_len = T0;
+        o.rel_bias = leaf(randn({3, 299}, 40), Device::cpu);  // a learned table: dbias too
+        check_attention(2, 150, 3, 32, o, 41);
+      }
+  // a decoding step: the last 20 queries at positions 130.. over 150 keys, ALiBi
+  AttentionOptions o;
+  o.window = 24, o.log_scale_len = 8, o.q_pos0 = 130;
+  o.rel_bias = alibi_bias(alibi_slopes(2), 130, 20, 150, DType::f32);
+  check_attention(1, 150, 2, 64, o, 42);
+  // per-row frequencies (dynamic RoPE), forward only
+  NoGrad ng;
+  Tensor q = randn({1, 100, 2, 16}, 43), k = randn({1, 100, 2, 16}, 44),
+         v = randn({1, 100, 2, 16}, 45);
+  Generator g(46);
+  o = AttentionOptions{};
+  o.window = 30, o.log_scale_len = 10;
+  o.row_freqs = Tensor::uniform({100, 8}, g, 0.001, 1.0, DType::f64);
+  AttentionOptions og = o;
+  og.row_freqs = on_gpu(o.row_freqs);
+  REQUIRE_CLOSE(attention(on_gpu(q), on_gpu(k), on_gpu(v), og), attention(q, k, v, o), 1e-4, 2e-5);
 }
 
 TEST_CASE("cuda: attention over 4096 tokens, and ALiBi at positions in the millions", "[cuda]") {
