@@ -1,11 +1,12 @@
 // report.cpp — write_report: REPORT.md, section by section, from the study's CSVs. This file
-// holds the setup, the headline table, near-convergence, cost and the raw data; the other
-// sections are in report_extrapolation.cpp and report_ablations.cpp (report_sections.h).
+// holds the setup, what was cut and the raw data; the other sections are in the report_*.cpp
+// files (report_sections.h).
 #include "train/study/report.h"
 
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <tuple>
 
 #include "data/atomic_file.h"
 #include "train/study/report_markdown.h"
@@ -69,59 +70,12 @@ void setup_section(Markdown& md, const Study& s, const ReportInfo& info) {
       "score; **t5** adds a learned bias per head and bucket of relative distance. Perplexity "
       "(ppl) = exp(mean cross-entropy per token in nats); lower is better.");
   md.para(
-      "**How the numbers are summarised.** Each model is trained with several seeds. A number "
-      "over seeds is the mean of the *losses* (nats), and a perplexity is exp of that mean "
-      "(the geometric mean of the seeds' perplexities, so one diverged seed does not dominate). "
-      "Its 95% interval is mean ± t(n−1)·s/√n, s the standard deviation over the n seeds and "
-      "t the Student t quantile (12.71 for 2 seeds, 4.30 for 3), then exponentiated. With one "
-      "seed there is no interval and the cell says \"1 seed\". Task accuracies carry the "
-      "Wilson 95% interval of their n test examples. A statement in \"What the numbers say\" is "
-      "made only when it holds for every seed or the intervals do not overlap.");
-}
-
-// Lines of a scheme's files under posenc/ and its model's parameter count (loc.csv).
-std::pair<long, long> loc_of(const Study& s, const std::string& pe) {
-  long lines = 0, params = -1;
-  if (s.loc) {
-    for (const auto& l : *s.loc) {
-      if (l.pe == pe) lines += l.lines, params = l.params;
-    }
-  }
-  return {params < 0 ? -1 : lines, params};
-}
-
-void headline_section(Markdown& md, const Study& s) {
-  md.heading("1. Headline");
-  if (s.pes.empty()) return md.not_run("runs.csv", "main runs (<pe>_s<seed>)");
-  Rows rows;
-  bool any_flag = false;
-  for (const auto& pe : s.pes) {
-    const auto [lines, params] = loc_of(s, pe);
-    const bool ok = near_converged(s, pe);
-    any_flag |= !ok;
-    rows.push_back({pe + (ok ? "" : " ‡"), std::to_string(group_seeds(s, kMain, pe).size()),
-                    params < 0 ? "n/a" : fmt_count(params), lines < 0 ? "n/a" : fmt_count(lines),
-                    fmt_ppl(interval_of(train_loss_per_seed(s, kMain, pe)))});
-    for (const long L : s.lengths)
-      rows.back().push_back(fmt_ppl(interval_of(eval_per_seed(s, kMain, pe, L))));
-  }
-  std::vector<std::string> h = {"pe", "seeds", "params", "lines", "train ppl"};
-  for (const long L : s.lengths) h.push_back("ppl L=" + std::to_string(L));
-  md.table(
-      "Per scheme: train ppl = exp of the last training loss of each run's curve; ppl L = "
-      "perplexity on every window of the val split at length L (trained at T0 = " +
-          std::to_string(s.train_len()) +
-          "), mean over seeds of the loss, exponentiated, with its 95% interval in brackets; "
-          "params = parameters of the whole model; lines = lines of the scheme's files under "
-          "posenc/." +
-          (any_flag ? " ‡ = not near convergence (section 2): its numbers past T0 are not "
-                      "interpretable."
-                    : ""),
-      h, rows);
-  md.figure(plot_ppl_vs_length(s, kMain, "ppl_vs_length"), "perplexity against length",
-            "val perplexity against evaluation length, mean over seeds (of the loss, "
-            "exponentiated) with the 95% interval over seeds shaded; log axes, values past the "
-            "clip line drawn as triangles.");
+      "**How the numbers are summarised.** A number over seeds is the mean of the *losses* "
+      "(nats); a perplexity is exp of that mean. With 3 or more seeds it carries its 95% "
+      "Student t interval, mean ± t(n−1)·s/√n (s the standard deviation over the n seeds), "
+      "exponentiated for a perplexity, whose lower end is clamped at 1 and then printed 1*. "
+      "With 2 seeds the two seeds' values are printed, not an interval; with 1 seed the value "
+      "and \"(1 seed)\". Task accuracies carry the Wilson 95% interval of their n examples.");
 }
 
 void raw_section(Markdown& md, const Study& s) {
@@ -129,8 +83,9 @@ void raw_section(Markdown& md, const Study& s) {
   namespace fs = std::filesystem;
   std::string list;
   for (const char* f :
-       {"runs.csv", "extrapolation.csv", "position_loss.csv", "mlm.csv", "tasks.csv", "ngram.csv",
-        "timing.csv", "attention.csv", "tuning.csv", "loc.csv"}) {
+       {"runs.csv", "extrapolation.csv", "position_loss.csv", "attribution.csv", "copy.csv",
+        "rope_pairs.csv", "mlm.csv", "tasks.csv", "ngram.csv", "timing.csv", "attention.csv",
+        "tuning.csv", "loc.csv"}) {
     list += fs::exists(s.dir + "/" + f) ? std::string("- [") + f + "](" + f + ")\n"
                                         : std::string("- ") + f + ": not produced\n";
   }
@@ -144,57 +99,93 @@ void raw_section(Markdown& md, const Study& s) {
 
 }  // namespace
 
-// Near convergence: one bullet per scheme of group g, against the n-grams of `corpus`.
-std::vector<std::string> convergence_verdicts(const Study& s, const Group& g,
-                                              const std::string& corpus,
-                                              const std::vector<std::string>& pes) {
-  std::vector<std::string> out;
-  const double tri = ngram_loss(s, corpus, 3), four = ngram_loss(s, corpus, 4);
-  for (const auto& pe : pes) {
-    const PerSeed val = val_loss_per_seed(s, g, pe);
-    if (val.empty() || std::isnan(tri)) continue;
-    const bool modern = pe == "rope" || pe == "alibi" || pe == "t5";
-    std::string seeds;
-    for (const auto& [seed, v] : val)
-      seeds += (seeds.empty() ? "" : ", ") + std::to_string(seed) + ": " + fmt(v);
-    std::string t = "**" + pe + "** (val loss at T0 per seed " + seeds + "): ";
-    const bool below3 = all_below(val, tri);
-    t += below3 ? "below the 3-gram (" + fmt(tri) + ") on every seed"
-                : "**not below the 3-gram (" + fmt(tri) + ") on every seed**";
-    if (modern && !std::isnan(four)) {
-      t += all_below(val, four) ? "; below the 4-gram (" + fmt(four) + ") on every seed"
-                                : "; **not below the 4-gram (" + fmt(four) + ") on every seed**";
-    }
-    t += near_converged(s, pe, corpus, g)
-             ? "."
-             : ". Not near convergence within this budget: its extrapolation numbers are "
-               "**not interpretable**, and no conclusion is drawn from them.";
-    out.push_back(t);
+namespace {
+
+// Rows of the plan's part: (part, file, rows found).
+long count_runs(const Study& s, const std::string& prefix, const std::string& suffix_start) {
+  long n = 0;
+  for (const auto& r : s.runs ? *s.runs : std::vector<RunRow>{}) {
+    const bool pre = r.run.rfind(prefix, 0) == 0;
+    const size_t at = r.run.find(suffix_start, prefix.size());
+    if (pre && (suffix_start.empty() || at != std::string::npos)) ++n;
   }
-  return out;
+  return n;
 }
+
+template <class Row>
+long count_rows(const std::optional<std::vector<Row>>& rows) {
+  return rows ? static_cast<long>(rows->size()) : 0;
+}
+
+long count_tasks(const Study& s, const std::string& task) {
+  long n = 0;
+  for (const auto& t : s.tasks ? *s.tasks : std::vector<TaskRow>{}) n += t.task == task;
+  return n;
+}
+
+long count_scaling(const Study& s) {
+  long n = 0;
+  for (const auto& e : s.eval ? *s.eval : std::vector<EvalRow>{}) {
+    n += !e.rope_scaling.empty() && e.rope_scaling != "none";
+  }
+  return n;
+}
+
+// SPEC 7.11: the parts of the plan, in the order the time limit cuts them, with the rows
+// the results folder holds for each; 0 rows = not in the results (cut, or not run yet).
+void cut_section(Markdown& md, const Study& s) {
+  md.heading("What was cut");
+  long main = 0;
+  for (const auto& pe : s.pes) main += group_runs(s, kMain, pe).size();
+  const std::vector<std::tuple<std::string, std::string, long>> parts = {
+      {"main runs <pe>_s<seed>", "runs.csv", main},
+      {"budget curve <pe>_b4_s1, <pe>_b2_s1", "runs.csv",
+       count_runs(s, "", "_b4_s") + count_runs(s, "", "_b2_s")},
+      {"attribution", "attribution.csv", count_rows(s.attribution)},
+      {"copy at a distance", "copy.csv", count_rows(s.copy)},
+      {"RoPE pairs", "rope_pairs.csv", count_rows(s.rope_pairs)},
+      {"RoPE scaling (linear, ntk, dynamic, yarn)", "extrapolation.csv", count_scaling(s)},
+      {"RoPE linear interpolation after a fine-tune rope_pi*", "runs.csv",
+       count_runs(s, "rope_pi", "")},
+      {"task unscramble", "tasks.csv", count_tasks(s, "unscramble")},
+      {"task reverse", "tasks.csv", count_tasks(s, "reverse")},
+      {"task passkey", "tasks.csv", count_tasks(s, "passkey")},
+      {"kjv runs", "runs.csv", count_runs(s, "kjv_", "")},
+      {"theta ablation rope_theta*", "runs.csv", count_runs(s, "rope_theta", "")},
+      {"embedding swapped <pe>_<embedding>", "runs.csv",
+       count_runs(s, "", "_gpt2_s") + count_runs(s, "learned_scaled", "")},
+      {"t5 max_distance = T0 t5_dist*", "runs.csv", count_runs(s, "t5_dist", "")},
+      {"masked LM", "mlm.csv", count_rows(s.mlm)},
+      {"learning-rate grid", "tuning.csv", count_rows(s.tuning)}};
+  Rows rows;
+  for (const auto& [part, file, n] : parts) {
+    rows.push_back({part, file, std::to_string(n), n == 0 ? "**not in the results**" : ""});
+  }
+  md.table(
+      "The parts of the study plan in the order a time limit cuts them (SPEC 7.11), with the "
+      "rows of their file in this folder (runs.csv: the runs of that name).",
+      {"part", "file", "rows", ""}, rows);
+}
+
+}  // namespace
 
 void write_report_to(Markdown& md, const Study& s, const ReportInfo& info) {
   setup_section(md, s, info);
   headline_section(md, s);
-  convergence_section(md, s);
+  budget_section(md, s);
+  tuning_section(md, s);
   extrapolation_section(md, s);
   sliding_section(md, s);
+  attribution_section(md, s);
+  copy_section(md, s);
+  rope_pairs_section(md, s);
   scaling_section(md, s);
   ablation_section(md, s);
   tasks_section(md, s);
   kjv_section(md, s);
   figures_section(md, s);
   cost_section(md, s);
-  md.heading("What the numbers say");
-  md.para(
-      "Generated from the tables above; each point quotes the numbers it rests on and is made "
-      "only where it holds for every seed or the 95% intervals separate.");
-  md.bullets(findings(s));
-  if (s.review) {
-    md.heading("Review");
-    md.para(*s.review);
-  }
+  cut_section(md, s);
   runs_section(md, s);
   raw_section(md, s);
 }

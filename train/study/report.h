@@ -3,40 +3,44 @@
 // `poslab experiments` (experiments.h) trains and evaluates every model of the study and
 // leaves its raw numbers in one folder. write_report reads that folder and writes, next to
 // the CSVs,
-//   REPORT.md          one headline table, then the detailed tables (each captioned with what
-//                      was measured and how), the plots, "What the numbers say" (bullet points
-//                      generated from the numbers) and, if <dir>/review.md exists, the review
+//   REPORT.md          the headline table (SPEC 7.10), then the detailed tables and figures,
+//                      each with a caption saying what was measured and how; which parts of the
+//                      plan have no rows (what was cut); the list of files. No prose is
+//                      generated: a caption never says what a number shows.
 //   plots/*.svg        figures drawn with plot.h
 // Nothing in the report is hard-coded: every number comes from the CSVs.
 //
 // Input files (tables.h has their columns; read by name through data/csv.h):
-//   runs.csv, extrapolation.csv, position_loss.csv, mlm.csv, tasks.csv, ngram.csv,
-//   timing.csv, attention.csv, tuning.csv, loc.csv, and curves/<run>.csv (each run's log.csv,
-//   train/log.h). Every file is optional: a missing one (or one that holds only its header)
-//   turns its sections into "not run".
+//   runs.csv, extrapolation.csv, position_loss.csv, attribution.csv, copy.csv,
+//   rope_pairs.csv, mlm.csv, tasks.csv, ngram.csv, timing.csv, attention.csv, tuning.csv,
+//   loc.csv, and curves/<run>.csv (each run's log.csv, train/log.h). Every file is optional:
+//   a missing one (or one that holds only its header) turns its sections into "not run".
 //
-// Which run is which is read from its name, as the study's plan writes them:
-//   main runs       <pe>_s<seed>           (objective lm, corpus fortunes, scaled embedding)
+// Which run is which is read from its name, as the study's plan (plan.cpp) writes them:
+//   main runs       <pe>_s<seed>             (budget B)
+//   budget curve    <pe>_b4_s1, <pe>_b2_s1   (B/4, B/2; evaluated at T0 only)
 //   long corpus     kjv_<pe>_s<seed>
-//   ablations       rope_theta10_s<seed>, rope_theta1e6_s<seed>, <pe>_gpt2_s<seed>
+//   ablations       rope_theta10_s<seed>, rope_theta1e6_s<seed>, <pe>_<embedding>_s<seed>
+//                   (the swapped embedding), t5_dist<T0>_s<seed>, rope_pi<s>_s<seed> (linear
+//                   interpolation after a fine-tune)
 //   masked LM       mlm_<pe>_s<seed>
 // Task results are rows of tasks.csv (task, pe, seed), not runs.
 //
-// Statistics (stats.h): a number over seeds is the mean of the losses (nats) with its 95%
-// Student t interval, and a perplexity is exp of that mean (its interval exp of the ends).
-// With one seed the report says so and gives no interval. A finding is written only when it
-// holds for every seed or the intervals separate.
+// Statistics (stats.h): a number over seeds is the mean of the losses (nats); with 3 or more
+// seeds it carries its 95% Student t interval, with 2 seeds the two values are printed, with
+// 1 seed the value alone. A perplexity is exp of the mean loss, its interval exp of the ends,
+// the lower end clamped at 1 (marked *).
 //
 // The implementation is split by idea:
 //   report_data.cpp            loading the folder, the run groups, numbers per seed
 //   report_format.cpp          numbers as text, the markdown builder (report_markdown.h)
-//   report.cpp                 write_report, setup, headline, raw data (sections in order:
-//                              report_sections.h)
-//   report_convergence.cpp     near convergence, cost (timing, tuning, lines), every run
+//   report.cpp                 write_report, setup, what was cut, raw data
+//   report_headline.cpp        the headline table, the budget curve (converged or not)
+//   report_convergence.cpp     budget curve, learning-rate grids, cost, every run
 //   report_extrapolation.cpp   extrapolation, sliding window, RoPE scaling, kjv
-//   report_ablations.cpp       theta, embedding, masked LM, tasks, the figures' section
-//   report_findings.cpp        "What the numbers say": convergence, rankings, lengths, sliding
-//   report_findings_parts.cpp  ... and the ablations and tasks
+//   report_probes.cpp          attribution, copy at a distance, RoPE pairs (tables, figures)
+//   report_ablations.cpp       theta, embedding, T5 distance, masked LM, the figures' section
+//   report_tasks.cpp           unscramble, reverse, passkey
 //   report_plots.cpp           figures from the results: lengths, positions, curves
 //   report_figures.cpp         RoPE from the formula, attention, tasks
 #pragma once
@@ -77,7 +81,12 @@ struct Group {
   }
 };
 inline const Group kMain{"", ""}, kKjv{"kjv_", ""}, kTheta10{"", "_theta10"},
-    kTheta1e6{"", "_theta1e6"}, kGpt2{"", "_gpt2"}, kMlm{"mlm_", ""};
+    kTheta1e6{"", "_theta1e6"}, kMlm{"mlm_", ""}, kB4{"", "_b4"}, kB2{"", "_b2"};
+// The swapped-embedding ablation of scheme pe: learned_scaled, the others <pe>_gpt2.
+Group swapped_group(const std::string& pe);
+// The embedding of pe's main runs (learned: gpt2, the others: scaled) and of its swap.
+std::string canonical_embedding(const std::string& pe);
+std::string swapped_embedding(const std::string& pe);
 
 // Everything in the results folder. A file that is absent (or header only) is std::nullopt.
 struct Study {
@@ -86,6 +95,9 @@ struct Study {
   std::map<std::string, std::vector<LogRow>> curves;  // by run name
   std::optional<std::vector<EvalRow>> eval;           // extrapolation.csv
   std::optional<std::vector<PositionRow>> positions;
+  std::optional<std::vector<AttributionRow>> attribution;
+  std::optional<std::vector<CopyCsvRow>> copy;
+  std::optional<std::vector<RopePairRow>> rope_pairs;
   std::optional<std::vector<MlmRow>> mlm;
   std::optional<std::vector<TaskRow>> tasks;
   std::optional<std::vector<NgramRow>> ngram;
@@ -93,7 +105,6 @@ struct Study {
   std::optional<std::vector<AttentionRow>> attention;
   std::optional<std::vector<TuningRow>> tuning;
   std::optional<std::vector<LocRow>> loc;
-  std::optional<std::string> review;  // review.md
 
   std::vector<std::string> pes;  // schemes with main runs (runs.csv or extrapolation.csv)
   std::vector<long> lengths;     // evaluation lengths of the main runs, ascending
@@ -101,6 +112,9 @@ struct Study {
   long train_len() const { return lengths.empty() ? 0 : lengths.front(); }
 };
 Study load_study(const std::string& dir);
+
+// One number per seed (seed -> value; seeds without it are left out).
+using PerSeed = std::map<long, double>;
 
 // Schemes in the study's order (none, learned, sinusoidal, rope, alibi, t5), then the rest.
 std::vector<std::string> order_pes(std::vector<std::string> pes);
@@ -111,8 +125,6 @@ std::vector<std::string> group_pes(const Study& s, const Group& g);
 // The seeds of group g and scheme pe that extrapolation.csv or runs.csv holds.
 std::vector<long> group_seeds(const Study& s, const Group& g, const std::string& pe);
 
-// One number per seed (seed -> value; seeds without it are left out).
-using PerSeed = std::map<long, double>;
 // What an extrapolation row measures: the loss, the sliding-window loss on the same targets,
 // or their difference (loss - sliding_loss; < 0: the long window helps).
 enum class Measure { loss, sliding, gap };
@@ -120,9 +132,9 @@ enum class Measure { loss, sliding, gap };
 // empty cell of a scheme that cannot be scaled).
 PerSeed eval_per_seed(const Study& s, const Group& g, const std::string& pe, long L,
                       const std::string& scaling = "none", Measure m = Measure::loss);
-// position_loss.csv at length L with a RoPE scaling: bucket start -> mean over seeds (and
-// interval) of the measure; the bucket ends in `ends`.
-std::map<long, Interval> position_losses(const Study& s, const Group& g, const std::string& pe,
+// position_loss.csv at length L with a RoPE scaling: bucket start -> the measure per seed;
+// the bucket ends in `ends`.
+std::map<long, PerSeed> position_losses(const Study& s, const Group& g, const std::string& pe,
                                          long L, std::map<long, long>* ends = nullptr,
                                          const std::string& scaling = "none",
                                          Measure m = Measure::loss);
@@ -138,17 +150,22 @@ std::vector<std::string> rope_scalings(const Study& s);
 std::vector<long> group_lengths(const Study& s, const Group& g);
 // The 95% interval of per-seed values.
 Interval interval_of(const PerSeed& v);
-// a[seed] < b[seed] for every seed the two share (and they share at least one).
-bool below_on_every_seed(const PerSeed& a, const PerSeed& b);
-// Every value below `limit` (and at least one value).
-bool all_below(const PerSeed& a, double limit);
-
-// Whether the near-convergence criterion holds for main scheme pe on every seed: val loss at
-// T0 below the 3-gram (every scheme) and below the 4-gram (rope, alibi, t5). Schemes that fail
-// it have extrapolation numbers the report calls not interpretable. Without ngram.csv or
-// runs.csv there is nothing to check, and every scheme counts as interpretable.
-bool near_converged(const Study& s, const std::string& pe, const std::string& corpus = "fortunes",
-                    const Group& g = kMain);
+// The budget curve (SPEC 7.2): val loss at T0 (runs.csv) of <pe>_b4_s1, <pe>_b2_s1 and the
+// main run of seed 1 (NaN where a run is missing). converged: the last doubling B/2 -> B
+// bought at most kConvergedNats (NaN-safe: false when either end is missing).
+struct Budget {
+  double b4 = NAN, b2 = NAN, b = NAN;
+  double last_gain() const { return b2 - b; }
+  bool known() const { return std::isfinite(b2) && std::isfinite(b); }
+  bool converged() const { return known() && last_gain() <= kConvergedNats; }
+  static constexpr double kConvergedNats = 0.02;
+};
+Budget budget_of(const Study& s, const std::string& pe);
+// Mean over seeds of (a[seed] - b[seed]) on the seeds both hold.
+PerSeed paired_difference(const PerSeed& a, const PerSeed& b);
+// extrapolation.csv: loss_unseen_1 (which = 1) or loss_unseen_2 (which = 2) at length L.
+PerSeed unseen_per_seed(const Study& s, const Group& g, const std::string& pe, long L, int which,
+                        const std::string& scaling = "none");
 
 // Numbers as text.
 // 4 significant figures ("12.35", "0.01235", "1235"), "n/a" for NaN, "inf", and exponent
@@ -158,12 +175,18 @@ std::string fmt(double v, int significant = 4);
 std::string fmt_plain(double v);
 std::string fmt_count(long v);      // 812544 -> "812,544"
 std::string fmt_percent(double v);  // 0.875 -> "87.5%"
-// A perplexity from an interval of losses: "7.230 (7.100–7.370)", "7.230 (1 seed)", "n/a".
-std::string fmt_ppl(const Interval& loss);
-// A loss or difference in nats, signed, 4 decimals: "+0.0123 ± 0.0040", "-0.0050 (1 seed)".
-std::string fmt_nats(const Interval& v);
-// A loss in nats: "1.923 ± 0.012" (half-width with 3 decimals), or "1.923 (1 seed)".
-std::string fmt_loss(const Interval& v);
+// A perplexity from the per-seed losses: 3+ seeds "7.230 (7.100–7.370)" (exp of the interval
+// of the mean loss, the lower end clamped at 1 and then marked "1*"), 2 seeds the two
+// perplexities "7.230, 7.410", 1 seed "7.230 (1 seed)", none "n/a".
+std::string fmt_ppl(const PerSeed& loss);
+// A loss or difference in nats, signed, 4 decimals: "+0.0123 ± 0.0040", "+0.0100, +0.0200",
+// "-0.0050 (1 seed)".
+std::string fmt_nats(const PerSeed& v);
+// v with its sign and `decimals` fixed decimals: "+0.0123", "-0.0050".
+std::string fmt_signed(double v, int decimals = 4);
+// A loss in nats: "1.923 ± 0.012" (half-width with 3 decimals), "1.923, 1.930" (2 seeds),
+// "1.923 (1 seed)".
+std::string fmt_loss(const PerSeed& v);
 // An accuracy with its Wilson interval from tasks.csv: "87.5% (80.1–92.3)".
 std::string fmt_accuracy(const TaskRow& t);
 
@@ -183,18 +206,11 @@ std::string plot_rope_offset(const Study& s);
 // One figure per scheme: every head of the first and the last layer. Returns the paths.
 std::vector<std::string> plot_attention(const Study& s);
 std::string plot_passkey(const Study& s);
+std::string plot_unseen_vs_length(const Study& s);
+std::string plot_budget(const Study& s);
 std::string plot_task_accuracy(const Study& s, const std::string& task);
 // One fixed colour per scheme, so a scheme looks the same in every figure.
 std::string pe_color(const std::string& pe);
-
-// "What the numbers say": one markdown bullet (without the leading "- ") per finding.
-std::vector<std::string> findings(const Study& s);
-// The parts of it about the ablations and the tasks (report_findings_parts.cpp).
-void ablation_findings(const Study& s, std::vector<std::string>& out);
-void task_findings(const Study& s, std::vector<std::string>& out);
-// Paired by seed, on the seeds a and b share (at least 2): "below" if a < b on every seed,
-// "above" if a > b on every seed, "" otherwise.
-std::string paired(const PerSeed& a, const PerSeed& b);
 
 }  // namespace report_detail
 }  // namespace poslab

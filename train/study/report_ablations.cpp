@@ -1,6 +1,6 @@
-// report_ablations.cpp — the ablations (RoPE theta, the unscaled embedding, the masked LM
-// without a causal mask), the order and retrieval tasks, and the figures drawn from formulas
-// and attention weights.
+// report_ablations.cpp — the ablations (RoPE theta, the swapped embedding, T5's max distance,
+// the masked LM without a causal mask) and the figures drawn from formulas and attention
+// weights.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -32,13 +32,13 @@ std::vector<std::string> ablation_row(const Study& s, const std::string& label, 
                                       const std::string& pe, const std::vector<long>& seeds) {
   std::vector<std::string> row = {label, seed_text(seeds)};
   for (const long L : s.lengths) {
-    row.push_back(fmt_ppl(interval_of(only(eval_per_seed(s, g, pe, L), seeds))));
+    row.push_back(fmt_ppl(only(eval_per_seed(s, g, pe, L), seeds)));
   }
   return row;
 }
 
 void theta_ablation(Markdown& md, const Study& s) {
-  md.heading("6.1 RoPE base theta", 3);
+  md.heading("RoPE base theta", 3);
   const auto seeds10 = group_seeds(s, kTheta10, "rope"),
              seeds1e6 = group_seeds(s, kTheta1e6, "rope");
   if (!s.eval || (seeds10.empty() && seeds1e6.empty())) {
@@ -54,8 +54,9 @@ void theta_ablation(Markdown& md, const Study& s) {
   h.insert(h.begin() + 1, "seeds");
   md.table(
       "RoPE models that differ only in theta (pair i turns by p·theta^(-2i/D) at position p): "
-      "val perplexity per length, mean over the seeds listed (of the loss, exponentiated) with "
-      "the 95% interval; theta 10000 is the main RoPE runs of the same seeds.",
+      "val perplexity per length, exp of the mean loss over the seeds listed (3+ seeds: with "
+      "the 95% interval, lower end clamped at 1*; 2 seeds: both values); theta 10000 is the "
+      "main RoPE runs of the same seeds.",
       h, rows);
   md.figure(plot_rope_theta(s), "RoPE theta",
             "RoPE val perplexity against length per theta, mean over seeds with the 95% "
@@ -63,26 +64,46 @@ void theta_ablation(Markdown& md, const Study& s) {
 }
 
 void embedding_ablation(Markdown& md, const Study& s) {
-  md.heading("6.2 The unscaled embedding (gpt2) against the scaled one", 3);
+  md.heading("The embedding convention swapped", 3);
   Rows rows;
-  for (const char* pe : {"sinusoidal", "learned"}) {
-    const auto seeds = group_seeds(s, kGpt2, pe);
+  for (const auto& pe : s.pes) {
+    const Group g = swapped_group(pe);
+    const auto seeds = group_seeds(s, g, pe);
     if (seeds.empty() || !s.eval) continue;
-    rows.push_back(ablation_row(s, std::string(pe) + ", scaled (main)", kMain, pe, seeds));
-    rows.push_back(ablation_row(s, std::string(pe) + ", gpt2", kGpt2, pe, seeds));
+    rows.push_back(ablation_row(s, pe + ", " + canonical_embedding(pe) + " (main)", kMain, pe,
+                                seeds));
+    rows.push_back(ablation_row(s, pe + ", " + swapped_embedding(pe), g, pe, seeds));
   }
-  if (rows.empty()) return md.not_run("extrapolation.csv", "rows of <pe>_gpt2 runs");
+  if (rows.empty()) return md.not_run("extrapolation.csv", "rows of <pe>_<embedding> runs");
   auto h = len_header(s.lengths, "pe, embedding");
   h.insert(h.begin() + 1, "seeds");
   md.table(
       "embedding = scaled multiplies the token vectors by sqrt(d) before the position is added "
       "(the Transformer paper's convention); gpt2 adds the position table to the unscaled "
-      "token vectors. Val perplexity per length, mean over the same seeds with the 95% interval.",
+      "token vectors (GPT-2's). The main runs use gpt2 for learned, scaled for the others; "
+      "each swapped run against the main runs of the same seeds. Val perplexity per length, "
+      "exp of the mean loss (3+ seeds: with the 95% interval; 2 seeds: both values).",
       h, rows);
 }
 
+void t5_distance_ablation(Markdown& md, const Study& s) {
+  md.heading("T5 with max_distance = T0", 3);
+  const Group g{"", "_dist" + std::to_string(s.train_len())};
+  const auto seeds = group_seeds(s, g, "t5");
+  if (seeds.empty() || !s.eval) return md.not_run("extrapolation.csv", "rows of t5_dist runs");
+  auto h = len_header(s.lengths, "t5");
+  h.insert(h.begin() + 1, "seeds");
+  md.table(
+      "T5's relative-position buckets with max_distance = T0 (" + std::to_string(s.train_len()) +
+          ") against the main T5 runs of the same seeds: val perplexity per length, exp of the "
+          "mean loss (3+ seeds: with the 95% interval; 2 seeds: both values).",
+      h,
+      {ablation_row(s, "main", kMain, "t5", seeds),
+       ablation_row(s, "max_distance = T0", g, "t5", seeds)});
+}
+
 void mlm_ablation(Markdown& md, const Study& s) {
-  md.heading("6.3 No causal mask: a masked LM, NoPE against a PE", 3);
+  md.heading("No causal mask: a masked LM, NoPE against a PE", 3);
   if (!s.mlm) return md.not_run("mlm.csv");
   md.para(
       "Without the causal mask next-token loss is ill-posed (every position sees its own "
@@ -93,115 +114,34 @@ void mlm_ablation(Markdown& md, const Study& s) {
   for (const auto& m : *s.mlm) pes.push_back(m.pe);
   Rows rows;
   for (const auto& pe : order_pes(pes)) {
-    std::vector<double> loss;
+    PerSeed loss;
     double worst = 0;
     std::string seeds;
     for (const auto& m : *s.mlm) {
       if (m.pe != pe) continue;
-      loss.push_back(m.val_loss), worst = std::max(worst, m.shuffle_max_diff);
+      loss[m.seed] = m.val_loss, worst = std::max(worst, m.shuffle_max_diff);
       seeds +=
           (seeds.empty() ? "" : ", ") + std::to_string(m.seed) + ": " + fmt(m.shuffle_max_diff);
     }
     rows.push_back(
-        {pe, std::to_string(loss.size()), fmt_loss(mean_interval(loss)), fmt(worst), seeds});
+        {pe, std::to_string(loss.size()), fmt_loss(loss), fmt(worst), seeds});
   }
   md.table(
-      "Masked-LM loss on the masked val tokens (nats), mean over seeds ± the 95% half-width; "
+      "Masked-LM loss on the masked val tokens (nats), mean over seeds ± the 95% half-width "
+      "(3+ seeds) or both values (2 seeds); "
       "shuffle check: the input shuffled, the outputs un-shuffled, the largest absolute change "
-      "of any output (about 1e-6 is float rounding: the model cannot see order).",
+      "of any output.",
       {"pe", "seeds", "masked-token loss", "max shuffle |Δ|", "per seed"}, rows);
 }
 
 }  // namespace
 
 void ablation_section(Markdown& md, const Study& s) {
-  md.heading("6. Ablations");
+  md.heading("Ablations");
   theta_ablation(md, s);
   embedding_ablation(md, s);
+  t5_distance_ablation(md, s);
   mlm_ablation(md, s);
-}
-
-namespace {
-
-// Rows of tasks.csv for one task; `passkey` rows also split by depth.
-Rows task_rows(const Study& s, const std::string& task, const std::vector<long>& lens) {
-  std::set<std::tuple<int, long, double>> keys;  // (rank of pe, seed, depth)
-  std::vector<std::string> pes;
-  for (const auto& t : *s.tasks) {
-    if (t.task == task) pes.push_back(t.pe);
-  }
-  pes = order_pes(pes);
-  for (const auto& t : *s.tasks) {
-    if (t.task != task) continue;
-    const int rank = std::find(pes.begin(), pes.end(), t.pe) - pes.begin();
-    keys.insert({rank, t.seed, std::isnan(t.depth) ? -1.0 : t.depth});
-  }
-  Rows rows;
-  for (const auto& [rank, seed, depth] : keys) {
-    rows.push_back({pes[rank], std::to_string(seed)});
-    if (task == "passkey") rows.back().push_back(depth < 0 ? "n/a" : fmt_plain(depth));
-    for (const long L : lens) {
-      std::string cell = "n/a";
-      for (const auto& t : *s.tasks) {
-        const double d = std::isnan(t.depth) ? -1.0 : t.depth;
-        if (t.task == task && t.pe == pes[rank] && t.seed == seed && d == depth &&
-            t.test_len == L) {
-          cell = fmt_accuracy(t);
-        }
-      }
-      rows.back().push_back(cell);
-    }
-  }
-  return rows;
-}
-
-void task_table(Markdown& md, const Study& s, const std::string& task) {
-  std::set<long> lens, train;
-  for (const auto& t : *s.tasks) {
-    if (t.task == task) lens.insert(t.test_len), train.insert(t.train_len);
-  }
-  std::vector<std::string> h = {"pe", "seed"};
-  if (task == "passkey") h.push_back("depth");
-  for (const long L : lens) h.push_back(std::to_string(L) + (L > *train.begin() ? "†" : ""));
-  std::vector<std::string> tl;
-  for (const long L : train) tl.push_back(std::to_string(L));
-  const std::vector<long> lv(lens.begin(), lens.end());
-  md.table("Task `" + task + "`: accuracy (whole answer exactly right, greedy) per scheme, seed" +
-               (task == "passkey" ? ", depth of the key in the filler (0 = start, 1 = end)" : "") +
-               " and test length, with the Wilson 95% interval (percent) of its n test examples; "
-               "trained at length " +
-               join(tl) + "; † = longer than training.",
-           h, task_rows(s, task, lv));
-}
-
-}  // namespace
-
-void tasks_section(Markdown& md, const Study& s) {
-  md.heading("7. Order and retrieval tasks");
-  if (!s.tasks) return md.not_run("tasks.csv");
-  md.para(
-      "**unscramble**: the words of a sentence in a shuffled order -> the sentence. "
-      "**reverse**: a string -> the string backwards, trained on short strings and tested on "
-      "longer ones. **passkey**: a number hidden at a chosen depth of filler text, asked for at "
-      "the end. Loss on the answer tokens only; one example per window.");
-  std::vector<std::string> tasks;
-  for (const auto& t : *s.tasks) {
-    if (std::find(tasks.begin(), tasks.end(), t.task) == tasks.end()) tasks.push_back(t.task);
-  }
-  for (const auto& task : tasks) {
-    md.heading("Task " + task, 3);
-    task_table(md, s, task);
-    if (task == "passkey") {
-      md.figure(plot_passkey(s), "passkey accuracy",
-                "passkey accuracy per depth (rows) and test length (columns), one panel per "
-                "scheme, pooled over seeds (correct / n); linear colour scale 0 to 1.");
-    } else {
-      md.figure(plot_task_accuracy(s, task), task + " accuracy",
-                task +
-                    " accuracy against test length, one line per scheme and seed (later "
-                    "seeds dashed), Wilson 95% intervals as bars; grey line: training length.");
-    }
-  }
 }
 
 namespace {
@@ -246,15 +186,14 @@ void attention_distance_table(Markdown& md, const Study& s) {
   md.table(
       "Mean attention distance (tokens): for each query, the sum over keys of weight × "
       "(query − key), averaged over the queries of one val window (seed-1 model of each "
-      "scheme); `uniform` is what attending equally to every earlier token would give. Far "
-      "below uniform: the head looks near; near uniform: it has not learned where to look.",
+      "scheme); `uniform` is what attending equally to every earlier token would give.",
       h, rows);
 }
 
 }  // namespace
 
 void figures_section(Markdown& md, const Study& s) {
-  md.heading("9. How RoPE rotates, where the models attend");
+  md.heading("How RoPE rotates, where the models attend");
   md.figure(plot_rope_rotation(s), "RoPE rotation",
             "RoPE from its formula (theta 10000, head dim 32): pair i of a query or key turns by "
             "the angle p·theta^(-2i/32) at position p. Each pair is drawn on its own circle as "

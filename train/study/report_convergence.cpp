@@ -1,27 +1,62 @@
-// report_convergence.cpp — the sections about training: how near convergence each run is (its
-// last-20% gain, the n-gram reference lines), what the study cost (timing, tuning, lines of
-// code) and the table of every run.
+// report_convergence.cpp — the sections about training: the budget curve (B/4, B/2, B: did
+// the last doubling still pay), the learning-rate grid per scheme, the n-gram reference
+// lines, what the study cost (timing, lines of code) and the table of every run.
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "train/study/report_sections.h"
 
 namespace poslab::report_detail {
 namespace {
 
-void gains_table(Markdown& md, const Study& s) {
+// The rank (1 = lowest loss) of each scheme's value among the finite ones; 0 if not finite.
+std::map<std::string, int> ranks(const std::map<std::string, double>& v) {
+  std::map<std::string, int> out;
+  for (const auto& [pe, x] : v) {
+    if (!std::isfinite(x)) continue;
+    int r = 1;
+    for (const auto& [other, y] : v) r += std::isfinite(y) && y < x;
+    out[pe] = r;
+  }
+  return out;
+}
+
+// Whether pe has a rank in both and they differ.
+bool changed(const std::map<std::string, int>& a, const std::string& pe,
+             const std::map<std::string, int>& b) {
+  return a.count(pe) && b.count(pe) && a.at(pe) != b.at(pe);
+}
+
+void budget_table(Markdown& md, const Study& s) {
+  std::map<std::string, double> at4, at2, at1;
+  for (const auto& pe : s.pes) {
+    const Budget b = budget_of(s, pe);
+    at4[pe] = b.b4, at2[pe] = b.b2, at1[pe] = b.b;
+  }
+  const auto r4 = ranks(at4), r2 = ranks(at2), r1 = ranks(at1);
+  const auto rank_text = [](const std::map<std::string, int>& r, const std::string& pe) {
+    return r.count(pe) ? std::to_string(r.at(pe)) : std::string("n/a");
+  };
   Rows rows;
   for (const auto& pe : s.pes) {
-    for (const RunRow* r : group_runs(s, kMain, pe)) {
-      rows.push_back({r->run, fmt_count(r->steps), fmt_count(r->tokens), fmt(r->train_seconds),
-                      fmt(r->val_loss), fmt(r->last20_gain)});
-    }
+    const Budget b = budget_of(s, pe);
+    const std::string r = rank_text(r4, pe) + ", " + rank_text(r2, pe) + ", " + rank_text(r1, pe);
+    rows.push_back({pe, fmt(b.b4), fmt(b.b2), fmt(b.b), fmt_signed(b.b4 - b.b2),
+                    fmt_signed(b.last_gain()), b.known() ? (b.converged() ? "yes" : "no") : "n/a",
+                    r, changed(r4, pe, r1) || changed(r2, pe, r1) ? "changes" : ""});
   }
   md.table(
-      "Each main run: val loss = loss (nats) on every window of the val split at T0; "
-      "last20_gain = that loss at 80% of the steps minus at the end (how much the last fifth "
-      "of training still bought: near 0 = near convergence); tokens = steps × batch × T0.",
-      {"run", "steps", "tokens", "train s", "val loss", "last20_gain"}, rows);
+      "The budget curve (seed 1): val loss (nats) at T0 of runs trained with B/4, B/2 and B "
+      "tokens (<pe>_b4_s1, <pe>_b2_s1, <pe>_s1; each its own run with its own schedule; "
+      "runs.csv val_loss). gain = the loss at the smaller budget minus at the larger. "
+      "converged = the last doubling B/2 → B bought at most 0.02 nats. rank = the scheme's "
+      "place by val loss among the schemes at B/4, B/2, B (1 = lowest); `changes` where the "
+      "three ranks differ.",
+      {"pe", "B/4", "B/2", "B", "gain B/4→B/2", "gain B/2→B", "converged", "rank B/4, B/2, B",
+       ""},
+      rows);
 }
 
 void ngram_table(Markdown& md, const Study& s) {
@@ -33,30 +68,56 @@ void ngram_table(Markdown& md, const Study& s) {
   }
   md.table(
       "Reference lines: add-k smoothed character n-gram models, fitted by the study on the "
-      "train split of each corpus, scored on its val split (loss in nats, ppl = exp(loss)). A "
-      "transformer that has learned its corpus should at least beat the 3-gram.",
+      "train split of each corpus, scored on its val split (loss in nats, ppl = exp(loss)).",
       {"corpus", "n", "k", "val loss", "ppl"}, rows);
 }
 
 }  // namespace
 
-void convergence_section(Markdown& md, const Study& s) {
-  md.heading("2. Near convergence");
+void budget_section(Markdown& md, const Study& s) {
+  md.heading("Budget curve and training");
   if (!s.runs || s.pes.empty()) return md.not_run("runs.csv", "main runs");
-  gains_table(md, s);
+  budget_table(md, s);
+  md.figure(plot_budget(s), "budget curve",
+            "val loss at T0 against the training budget (tokens, log x axis), seed 1, one line "
+            "per scheme: B/4, B/2, B; grey dashed: the add-k n-gram models.");
   ngram_table(md, s);
-  const auto verdicts = convergence_verdicts(s, kMain, "fortunes", s.pes);
-  if (verdicts.empty()) {
-    md.para("*Near convergence not checked: no n-gram reference for fortunes.*");
-  } else {
-    md.para(
-        "The criterion: every main scheme below the 3-gram on val at T0 on every seed, and "
-        "rope, alibi and t5 also below the 4-gram.");
-    md.bullets(verdicts);
-  }
   md.figure(plot_training_curves(s, kMain, "fortunes", "training_curves"), "training curves",
             "val loss (nats) against training step, one line per main run (seed 1 solid, later "
             "seeds dashed), one colour per scheme; grey dashed: the add-k n-gram models.");
+}
+
+void tuning_section(Markdown& md, const Study& s) {
+  md.heading("Learning rate per scheme");
+  if (!s.tuning) return md.not_run("tuning.csv");
+  std::vector<std::string> pes;
+  std::set<double> lrs;
+  std::map<std::pair<std::string, double>, double> loss;  // first batch size of each scheme
+  std::map<std::string, long> batch;
+  for (const auto& r : *s.tuning) {
+    if (!batch.count(r.pe)) batch[r.pe] = r.batch, pes.push_back(r.pe);
+    if (r.batch != batch[r.pe]) continue;
+    lrs.insert(r.lr), loss[{r.pe, r.lr}] = r.val_loss;
+  }
+  Rows rows;
+  for (const auto& pe : order_pes(pes)) {
+    rows.push_back({pe, std::to_string(batch[pe])});
+    double best = INFINITY, chosen = NAN;
+    for (const double lr : lrs) {
+      const auto it = loss.find({pe, lr});
+      rows.back().push_back(it == loss.end() ? "n/a" : fmt(it->second));
+      if (it != loss.end() && it->second < best) best = it->second, chosen = lr;
+    }
+    rows.back().push_back(fmt_plain(chosen));
+  }
+  std::vector<std::string> h = {"pe", "batch"};
+  for (const double lr : lrs) h.push_back("lr " + fmt_plain(lr));
+  h.push_back("chosen lr");
+  md.table(
+      "The learning-rate grid: val loss (nats) at the end of each short tuning run "
+      "(tuning.csv, the first batch size of each scheme); chosen = the learning rate of the "
+      "lowest val loss, which the scheme's runs use.",
+      h, rows);
 }
 
 namespace {
@@ -85,24 +146,6 @@ void timing_table(Markdown& md, const Study& s) {
       "per core) each count their own wall time, so with N jobs the sum is up to N times the "
       "wall time of the study.",
       {"stage kind", "stages", "seconds", "share"}, rows);
-}
-
-void tuning_table(Markdown& md, const Study& s) {
-  if (!s.tuning) return md.not_run("tuning.csv");
-  std::map<std::string, double> best;  // lowest val loss per scheme
-  for (const auto& r : *s.tuning) {
-    if (!best.count(r.pe) || r.val_loss < best[r.pe]) best[r.pe] = r.val_loss;
-  }
-  Rows rows;
-  for (const auto& r : *s.tuning) {
-    rows.push_back({r.pe, fmt_plain(r.lr), std::to_string(r.batch), fmt_count(r.steps),
-                    fmt_count(r.tokens), fmt(r.val_loss), fmt(r.seconds),
-                    r.val_loss == best[r.pe] ? "lowest" : ""});
-  }
-  md.table(
-      "Tuning: the short runs that chose the learning rate and batch size (val loss in nats "
-      "at the end of each short run; `lowest` marks the lowest per scheme).",
-      {"pe", "lr", "batch", "steps", "tokens", "val loss", "seconds", ""}, rows);
 }
 
 void loc_table(Markdown& md, const Study& s) {
@@ -137,9 +180,8 @@ void loc_table(Markdown& md, const Study& s) {
 }  // namespace
 
 void cost_section(Markdown& md, const Study& s) {
-  md.heading("10. Cost: compute time, tuning, lines of code");
+  md.heading("Cost: compute time, lines of code");
   timing_table(md, s);
-  tuning_table(md, s);
   loc_table(md, s);
 }
 

@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <set>
 
-#include "data/atomic_file.h"
 #include "train/study/report.h"
 
 namespace poslab::report_detail {
@@ -71,6 +70,9 @@ Study load_study(const std::string& dir) {
   load_curves(s);
   s.eval = read_optional<EvalRow>(dir + "/extrapolation.csv");
   s.positions = read_optional<PositionRow>(dir + "/position_loss.csv");
+  s.attribution = read_optional<AttributionRow>(dir + "/attribution.csv");
+  s.copy = read_optional<CopyCsvRow>(dir + "/copy.csv");
+  s.rope_pairs = read_optional<RopePairRow>(dir + "/rope_pairs.csv");
   s.mlm = read_optional<MlmRow>(dir + "/mlm.csv");
   s.tasks = read_optional<TaskRow>(dir + "/tasks.csv");
   s.ngram = read_optional<NgramRow>(dir + "/ngram.csv");
@@ -78,7 +80,6 @@ Study load_study(const std::string& dir) {
   s.attention = read_optional<AttentionRow>(dir + "/attention.csv");
   s.tuning = read_optional<TuningRow>(dir + "/tuning.csv");
   s.loc = read_optional<LocRow>(dir + "/loc.csv");
-  if (fs::exists(dir + "/review.md")) s.review = read_file(dir + "/review.md");
   find_schemes(s);
   return s;
 }
@@ -160,24 +161,22 @@ PerSeed eval_per_seed(const Study& s, const Group& g, const std::string& pe, lon
   return out;
 }
 
-std::map<long, Interval> position_losses(const Study& s, const Group& g, const std::string& pe,
-                                         long L, std::map<long, long>* ends,
-                                         const std::string& scaling, Measure m) {
-  std::map<long, std::vector<double>> by_start;
-  if (s.positions) {
-    for (const auto& p : *s.positions) {
-      if (p.pe != pe || p.len != L || !in_group(p.run, g, pe, p.seed) ||
-          !scaling_matches(p.rope_scaling, scaling)) {
-        continue;
-      }
-      by_start[p.start].push_back(m == Measure::loss      ? p.loss
-                                  : m == Measure::sliding ? p.sliding_loss
-                                                          : p.loss - p.sliding_loss);
-      if (ends) (*ends)[p.start] = p.end;
+std::map<long, PerSeed> position_losses(const Study& s, const Group& g, const std::string& pe,
+                                        long L, std::map<long, long>* ends,
+                                        const std::string& scaling, Measure m) {
+  std::map<long, PerSeed> out;
+  if (!s.positions) return out;
+  for (const auto& p : *s.positions) {
+    if (p.pe != pe || p.len != L || !in_group(p.run, g, pe, p.seed) ||
+        !scaling_matches(p.rope_scaling, scaling)) {
+      continue;
     }
+    const double v = m == Measure::loss      ? p.loss
+                     : m == Measure::sliding ? p.sliding_loss
+                                             : p.loss - p.sliding_loss;
+    if (std::isfinite(v)) out[p.start][p.seed] = v;
+    if (ends) (*ends)[p.start] = p.end;
   }
-  std::map<long, Interval> out;
-  for (const auto& [start, losses] : by_start) out[start] = mean_interval(losses);
   return out;
 }
 
@@ -247,32 +246,45 @@ Interval interval_of(const PerSeed& v) {
   return mean_interval(values);
 }
 
-bool below_on_every_seed(const PerSeed& a, const PerSeed& b) {
-  int shared = 0;
-  for (const auto& [seed, x] : a) {
-    const auto it = b.find(seed);
-    if (it == b.end()) continue;
-    if (!(x < it->second)) return false;
-    ++shared;
-  }
-  return shared > 0;
+std::string canonical_embedding(const std::string& pe) {
+  return pe == "learned" ? "gpt2" : "scaled";
+}
+std::string swapped_embedding(const std::string& pe) {
+  return pe == "learned" ? "scaled" : "gpt2";
+}
+Group swapped_group(const std::string& pe) {
+  return {"", "_" + swapped_embedding(pe)};
 }
 
-bool all_below(const PerSeed& a, double limit) {
-  if (a.empty()) return false;
-  for (const auto& [seed, x] : a) {
-    if (!(x < limit)) return false;
-  }
-  return true;
+Budget budget_of(const Study& s, const std::string& pe) {
+  const auto loss_of = [&](const Group& g) {
+    const PerSeed v = val_loss_per_seed(s, g, pe);
+    return v.count(1) ? v.at(1) : NAN;
+  };
+  return {loss_of(kB4), loss_of(kB2), loss_of(kMain)};
 }
 
-bool near_converged(const Study& s, const std::string& pe, const std::string& corpus,
-                    const Group& g) {
-  const PerSeed val = val_loss_per_seed(s, g, pe);
-  const double tri = ngram_loss(s, corpus, 3), four = ngram_loss(s, corpus, 4);
-  if (val.empty() || std::isnan(tri)) return true;  // nothing to check against
-  const bool modern = pe == "rope" || pe == "alibi" || pe == "t5";
-  return all_below(val, tri) && (!modern || std::isnan(four) || all_below(val, four));
+PerSeed paired_difference(const PerSeed& a, const PerSeed& b) {
+  PerSeed out;
+  for (const auto& [seed, x] : a) {
+    if (b.count(seed)) out[seed] = x - b.at(seed);
+  }
+  return out;
+}
+
+PerSeed unseen_per_seed(const Study& s, const Group& g, const std::string& pe, long L, int which,
+                        const std::string& scaling) {
+  PerSeed out;
+  if (!s.eval) return out;
+  for (const auto& e : *s.eval) {
+    if (e.pe != pe || e.len != L || !in_group(e.run, g, pe, e.seed) ||
+        !scaling_matches(e.rope_scaling, scaling)) {
+      continue;
+    }
+    const double v = which == 1 ? e.loss_unseen_1 : e.loss_unseen_2;
+    if (std::isfinite(v)) out[e.seed] = v;
+  }
+  return out;
 }
 
 }  // namespace poslab::report_detail

@@ -28,7 +28,7 @@ Rows gap_rows(const Study& s, const Group& g, const std::vector<std::string>& pe
     rows.push_back({pe});
     for (const long L : lengths) {
       rows.back().push_back(
-          fmt_nats(interval_of(eval_per_seed(s, g, pe, L, "none", Measure::gap))));
+          fmt_nats(eval_per_seed(s, g, pe, L, "none", Measure::gap)));
     }
   }
   return rows;
@@ -37,73 +37,87 @@ Rows gap_rows(const Study& s, const Group& g, const std::vector<std::string>& pe
 const char* kGapMeaning =
     "loss − sliding-window loss (nats) on the same targets: the model reading the whole window "
     "of length L from position 0, against a window of T0 moved by T0/4 in which every target "
-    "sees between 3T0/4 and T0 tokens of context. Negative: the scheme uses the longer context "
-    "(it predicts better with it); positive: it is hurt by the longer context (positions or "
-    "distances it never saw in training); mean over seeds ± the 95% half-width.";
+    "sees between 3T0/4 and T0 tokens of context; mean over seeds, ± the 95% half-width (3+ "
+    "seeds) or both values (2 seeds).";
+
+// The fine-tuned RoPE groups in extrapolation.csv: rope_pi<s>_s<seed> -> {"", "_pi<s>"}.
+std::vector<Group> finetune_groups(const Study& s) {
+  std::set<std::string> suffixes;
+  for (const auto& e : *s.eval) {
+    if (e.pe == "rope" && e.run.rfind("rope_pi", 0) == 0) {
+      suffixes.insert(e.run.substr(4, e.run.rfind("_s") - 4));
+    }
+  }
+  std::vector<Group> out;
+  for (const auto& x : suffixes) out.push_back({"", x});
+  return out;
+}
 
 }  // namespace
 
 Rows ppl_rows(const Study& s, const Group& g, const std::vector<std::string>& pes,
-              const std::vector<long>& lengths, const std::string& corpus) {
+              const std::vector<long>& lengths) {
   Rows rows;
   for (const auto& pe : pes) {
-    rows.push_back({pe + (near_converged(s, pe, corpus, g) ? "" : " ‡")});
+    rows.push_back({pe});
     for (const long L : lengths) {
-      rows.back().push_back(fmt_ppl(interval_of(eval_per_seed(s, g, pe, L))));
+      rows.back().push_back(fmt_ppl(eval_per_seed(s, g, pe, L)));
     }
   }
   return rows;
 }
 
 void extrapolation_section(Markdown& md, const Study& s) {
-  md.heading("3. Extrapolation: evaluating past the training length");
+  md.heading("Extrapolation: evaluating past the training length");
   if (!s.eval) return md.not_run("extrapolation.csv");
-  md.para("Each main model was trained on windows of T0 = " + std::to_string(s.train_len()) +
-          " tokens, then evaluated on every window of the val split at each length L, each "
-          "window read from position 0: everything past T0 is a position the model never saw "
-          "in training. ‡ marks a scheme that is not near convergence (section 2): its numbers "
-          "are shown but not interpretable.");
+  const long T0 = s.train_len();
   Rows rows;
   for (const auto& pe : s.pes) {
-    const bool ok = near_converged(s, pe);
     for (const long L : s.lengths) {
       const PerSeed loss = eval_per_seed(s, kMain, pe, L);
       if (loss.empty()) continue;
-      std::string seeds;
-      for (const auto& [seed, v] : loss) {
-        seeds += (seeds.empty() ? "" : ", ") + std::to_string(seed) + ": " + fmt(std::exp(v));
-      }
-      rows.push_back({pe + (ok ? "" : " ‡"), std::to_string(L),
-                      std::to_string(windows_at(s, kMain, pe, L)), fmt_loss(interval_of(loss)),
-                      fmt_ppl(interval_of(loss)), seeds});
+      rows.push_back({pe, std::to_string(L), std::to_string(windows_at(s, kMain, pe, L)),
+                      fmt_loss(loss), fmt_ppl(loss),
+                      fmt_loss(unseen_per_seed(s, kMain, pe, L, 1)),
+                      fmt_loss(unseen_per_seed(s, kMain, pe, L, 2))});
     }
   }
   md.table(
-      "Per scheme and length L: windows = val windows of length L scored (fewest over seeds); "
-      "loss = mean over seeds of the mean loss (nats) ± the 95% half-width; ppl = exp(mean "
-      "loss) with the 95% interval; then each seed's perplexity.",
-      {"pe", "L", "windows", "loss (nats)", "ppl", "ppl per seed"}, rows);
+      "Per main scheme and length L (trained at T0 = " + std::to_string(T0) +
+          "; every val window of length L read from position 0): windows = windows scored "
+          "(fewest over seeds); loss = mean loss (nats) over seeds; ppl = exp(loss); unseen = "
+          "the loss on positions [T0, 4T0) and [8T0, 16T0) of the same windows (n/a where the "
+          "window does not reach the whole range). 3+ seeds: ± the 95% half-width (ppl: the "
+          "interval, lower end clamped at 1*); 2 seeds: both values.",
+      {"pe", "L", "windows", "loss (nats)", "ppl", "unseen [T0,4T0)", "unseen [8T0,16T0)"}, rows);
+  md.figure(plot_ppl_vs_length(s, kMain, "ppl_vs_length"), "perplexity against length",
+            "val perplexity against evaluation length, exp of the mean loss over seeds, the "
+            "band exp of its 95% interval (3+ seeds; lower end clamped at 1) or the two seeds' "
+            "values (2 seeds); log axes.");
+  md.figure(plot_unseen_vs_length(s), "unseen-position loss against length",
+            "loss on the unseen positions [T0, 4T0) of each window against its length L, mean "
+            "over seeds with the band as above; log x axis.");
   md.figure(plot_loss_vs_position(s), "loss against position",
-            "loss per position bucket in the longest windows, mean over seeds with the 95% "
-            "interval shaded. Left of the grey line: positions seen in training; right of it, "
-            "unseen ones.");
+            "loss per position bucket (position_loss.csv) in the longest windows, mean over "
+            "seeds with the band as above; log x axis (bucket midpoints), so the buckets inside "
+            "T0 are resolved; grey dashed: T0.");
 }
 
 void sliding_section(Markdown& md, const Study& s) {
-  md.heading("4. Sliding window: does a scheme use the longer context?");
+  md.heading("Sliding window");
   if (!s.eval) return md.not_run("extrapolation.csv");
   md.table("Per scheme and length: " + std::string(kGapMeaning), len_header(s.lengths, "pe"),
            gap_rows(s, kMain, s.pes, s.lengths));
   md.figure(plot_sliding_gap(s), "sliding-window difference",
             "loss − sliding-window loss against length, mean over seeds with the 95% interval "
-            "shaded; below 0 the scheme profits from the longer context, above 0 it is hurt.");
+            "shaded (3+ seeds) or the two seeds' values (2 seeds).");
   md.figure(plot_sliding_gap_position(s), "sliding-window difference per position",
-            "the same difference per position bucket in the longest windows: where in the "
-            "window the longer context helps or hurts (before T0 both see the same context).");
+            "the same difference per position bucket in the longest windows (before T0 both "
+            "read the same context).");
 }
 
 void scaling_section(Markdown& md, const Study& s) {
-  md.heading("5. RoPE scaling at evaluation time");
+  md.heading("RoPE scaling at evaluation time");
   const auto scalings = rope_scalings(s);
   if (!s.eval || scalings.size() <= 1) {
     return md.not_run("extrapolation.csv", "rows of RoPE scaling methods");
@@ -119,7 +133,7 @@ void scaling_section(Markdown& md, const Study& s) {
   for (const auto& sc : scalings) {
     mean_rows.push_back({sc});
     for (const long L : s.lengths) {
-      mean_rows.back().push_back(fmt_ppl(interval_of(eval_per_seed(s, kMain, "rope", L, sc))));
+      mean_rows.back().push_back(fmt_ppl(eval_per_seed(s, kMain, "rope", L, sc)));
     }
     for (const long seed : group_seeds(s, kMain, "rope")) {
       seed_rows.push_back({sc, std::to_string(seed)});
@@ -129,9 +143,17 @@ void scaling_section(Markdown& md, const Study& s) {
       }
     }
   }
+  for (const Group& g : finetune_groups(s)) {
+    mean_rows.push_back({"linear after a fine-tune (rope" + g.suffix + ")"});
+    for (const long L : s.lengths) {
+      mean_rows.back().push_back(fmt_ppl(eval_per_seed(s, g, "rope", L, "linear")));
+    }
+  }
   md.table(
-      "RoPE val perplexity per scaling and length: mean over the RoPE seeds (of the loss, "
-      "exponentiated) with the 95% interval.",
+      "RoPE val perplexity per scaling and length: exp of the mean loss over the RoPE seeds "
+      "(3+ seeds: with the 95% interval, lower end clamped at 1*; 2 seeds: both values). "
+      "`linear after a fine-tune`: the RoPE main run trained further at s T0 with positions "
+      "divided by s (rope_pi<s>), evaluated with the same linear scaling.",
       len_header(s.lengths, "scaling"), mean_rows);
   auto h = len_header(s.lengths, "scaling");
   h.insert(h.begin() + 1, "seed");
@@ -145,7 +167,7 @@ void scaling_section(Markdown& md, const Study& s) {
 }
 
 void kjv_section(Markdown& md, const Study& s) {
-  md.heading("8. Long-range corpus: kjv");
+  md.heading("Long-range corpus: kjv");
   const std::vector<std::string> pes = group_pes(s, kKjv);
   const std::vector<long> lens = group_lengths(s, kKjv);
   if (pes.empty() || lens.empty()) {
@@ -154,12 +176,10 @@ void kjv_section(Markdown& md, const Study& s) {
   md.para(
       "The main schemes trained on the King James Bible (long, continuous text) and evaluated "
       "the same way; the n-gram lines are kjv's.");
-  const auto verdicts = convergence_verdicts(s, kKjv, "kjv", pes);
-  if (!verdicts.empty()) md.bullets(verdicts);
   md.table(
-      "kjv: val perplexity per scheme and length, mean over seeds (of the loss, "
-      "exponentiated) with the 95% interval. ‡ = not near convergence: not interpretable.",
-      len_header(lens, "pe"), ppl_rows(s, kKjv, pes, lens, "kjv"));
+      "kjv: val perplexity per scheme and length, exp of the mean loss over seeds (3+ seeds: "
+      "with the 95% interval, lower end clamped at 1*; 2 seeds: both values).",
+      len_header(lens, "pe"), ppl_rows(s, kKjv, pes, lens));
   md.table("kjv: " + std::string(kGapMeaning), len_header(lens, "pe"),
            gap_rows(s, kKjv, pes, lens));
   md.figure(plot_ppl_vs_length(s, kKjv, "kjv_ppl_vs_length"), "kjv: perplexity against length",

@@ -154,41 +154,41 @@ std::vector<std::string> plot_attention(const Study& s) {
   return out;
 }
 
+// One panel per scheme and seed (a row per scheme): seeds that disagree are never pooled.
 std::string plot_passkey(const Study& s) {
   if (!s.tasks) return "";
   std::vector<std::string> pes;
   std::set<double> depths;
-  std::set<long> lens;
-  std::map<std::tuple<std::string, double, long>, std::pair<long, long>> pooled;
+  std::set<long> lens, seeds;
+  std::map<std::tuple<std::string, long, double, long>, const TaskRow*> cell;
   for (const auto& t : *s.tasks) {
     if (t.task != "passkey") continue;
-    pes.push_back(t.pe), depths.insert(t.depth), lens.insert(t.test_len);
-    auto& c = pooled[{t.pe, t.depth, t.test_len}];
-    c.first += t.correct, c.second += t.n;
+    pes.push_back(t.pe), depths.insert(t.depth), lens.insert(t.test_len), seeds.insert(t.seed);
+    cell[{t.pe, t.seed, t.depth, t.test_len}] = &t;
   }
   if (pes.empty()) return "";
   std::vector<Heatmap> panels;
   for (const auto& pe : order_pes(pes)) {
-    Heatmap h;
-    h.title = pe, h.xlabel = "test length", h.ylabel = "depth";
-    for (const double d : depths) {
-      h.row_labels.push_back(fmt_plain(d));
-      h.values.emplace_back();
-      for (const long L : lens) {
-        const auto it = pooled.find({pe, d, L});
-        h.values.back().push_back(it == pooled.end() || it->second.second == 0
-                                      ? NAN
-                                      : double(it->second.first) / it->second.second);
+    for (const long seed : seeds) {
+      Heatmap h;
+      h.title = pe + ", seed " + std::to_string(seed), h.xlabel = "test length";
+      h.ylabel = "depth";
+      for (const double d : depths) {
+        h.row_labels.push_back(fmt_plain(d));
+        h.values.emplace_back();
+        for (const long L : lens) {
+          const auto it = cell.find({pe, seed, d, L});
+          h.values.back().push_back(it == cell.end() ? NAN : it->second->accuracy);
+        }
       }
+      for (const long L : lens) h.col_labels.push_back(std::to_string(L));
+      h.width = 300, h.height = 260;
+      panels.push_back(std::move(h));
     }
-    for (const long L : lens) h.col_labels.push_back(std::to_string(L));
-    h.width = 300, h.height = 260;
-    panels.push_back(std::move(h));
   }
   return save(s, "passkey",
-              render_heatmap_grid("Passkey accuracy by depth and test length "
-                                  "(pooled over seeds)",
-                                  panels, 3));
+              render_heatmap_grid("Passkey exact match per seed",
+                                  panels, seeds.size() >= 2 ? static_cast<int>(seeds.size()) : 3));
 }
 
 std::string plot_task_accuracy(const Study& s, const std::string& task) {

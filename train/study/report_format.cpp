@@ -72,13 +72,6 @@ std::string fmt_percent(double v) {
   return std::string(buf, r.ptr) + "%";
 }
 
-std::string fmt_ppl(const Interval& loss) {
-  if (loss.n == 0) return "n/a";
-  if (!loss.has_spread()) return fmt(std::exp(loss.mean)) + " (1 seed)";
-  return fmt(std::exp(loss.mean)) + " (" + fmt(std::exp(loss.low())) + "–" +
-         fmt(std::exp(loss.high())) + ")";
-}
-
 namespace {
 // Fixed decimals, so a half-width of 3e-16 (float noise of equal seeds) prints as 0.0000.
 std::string fixed_text(double v, int decimals) {
@@ -89,17 +82,50 @@ std::string fixed_text(double v, int decimals) {
 std::string signed_fixed(double v, int decimals) {
   return (v < 0 ? "-" : "+") + fixed_text(std::abs(v), decimals);
 }
+// Each seed's value as text, ", " between: the report's form for exactly 2 seeds.
+std::string each_value(const PerSeed& v, std::string (*text)(double)) {
+  std::string out;
+  for (const auto& [seed, x] : v) out += (out.empty() ? "" : ", ") + text(x);
+  return out;
+}
+std::string ppl_text(double loss) {
+  return fmt(std::exp(loss));
+}
+std::string nats_text(double v) {
+  return signed_fixed(v, 4);
+}
+std::string loss_text(double v) {
+  return fmt(v);
+}
 }  // namespace
 
-std::string fmt_nats(const Interval& v) {
+std::string fmt_signed(double v, int decimals) {
+  return std::isnan(v) ? "n/a" : signed_fixed(v, decimals);
+}
+
+std::string fmt_ppl(const PerSeed& loss) {
+  const Interval v = interval_of(loss);
   if (v.n == 0) return "n/a";
-  if (!v.has_spread()) return signed_fixed(v.mean, 4) + " (1 seed)";
+  if (v.n == 1) return fmt(std::exp(v.mean)) + " (1 seed)";
+  if (v.n == 2) return each_value(loss, ppl_text);
+  const double low = std::exp(v.low());
+  return fmt(std::exp(v.mean)) + " (" + (low < 1 ? std::string("1*") : fmt(low)) + "–" +
+         fmt(std::exp(v.high())) + ")";
+}
+
+std::string fmt_nats(const PerSeed& values) {
+  const Interval v = interval_of(values);
+  if (v.n == 0) return "n/a";
+  if (v.n == 1) return signed_fixed(v.mean, 4) + " (1 seed)";
+  if (v.n == 2) return each_value(values, nats_text);
   return signed_fixed(v.mean, 4) + " ± " + fixed_text(v.half, 4);
 }
 
-std::string fmt_loss(const Interval& v) {
+std::string fmt_loss(const PerSeed& values) {
+  const Interval v = interval_of(values);
   if (v.n == 0) return "n/a";
-  if (!v.has_spread()) return fmt(v.mean) + " (1 seed)";
+  if (v.n == 1) return fmt(v.mean) + " (1 seed)";
+  if (v.n == 2) return each_value(values, loss_text);
   return fmt(v.mean) + " ± " + fixed_text(v.half, 3);
 }
 

@@ -24,26 +24,32 @@ bool any_finite(const std::vector<Series>& series) {
   return false;
 }
 
-// Adds point (x, interval) to sr: y = f(mean), the band f(low)..f(high) (none with one seed).
-void add_point(Series& sr, double x, const Interval& v, double (*f)(double)) {
+// Adds point x to sr: y = f(mean over seeds); the band f(low)..f(high) of the 95% interval
+// with 3+ seeds, from the lower to the higher seed with 2, none with 1. `ppl`: f = exp, the
+// lower end clamped at 1.
+void add_point(Series& sr, double x, const PerSeed& v, bool ppl = false) {
+  const Interval i = interval_of(v);
+  double lo = NAN, hi = NAN;
+  if (i.n == 2) {
+    lo = std::min(v.begin()->second, v.rbegin()->second);
+    hi = std::max(v.begin()->second, v.rbegin()->second);
+  } else if (i.has_spread()) {
+    lo = i.low(), hi = i.high();
+  }
+  const auto f = [&](double y) { return ppl ? std::exp(y) : y; };
   sr.x.push_back(x);
-  sr.y.push_back(v.n ? f(v.mean) : NAN);
-  sr.lo.push_back(v.has_spread() ? f(v.low()) : NAN);
-  sr.hi.push_back(v.has_spread() ? f(v.high()) : NAN);
-}
-double identity(double v) {
-  return v;
-}
-double exp_of(double v) {
-  return std::exp(v);
+  sr.y.push_back(i.n ? f(i.mean) : NAN);
+  sr.lo.push_back(ppl ? std::max(1.0, f(lo)) : f(lo));
+  sr.hi.push_back(f(hi));
 }
 
-// "rope", "rope (1 seed)", "none ‡" (not near convergence).
-std::string scheme_label(const Study& s, const Group& g, const std::string& pe,
-                         const std::string& corpus) {
-  const size_t n = group_seeds(s, g, pe).size();
-  return pe + (n == 1 ? " (1 seed)" : "") + (near_converged(s, pe, corpus, g) ? "" : " ‡");
+// "rope", "rope (1 seed)".
+std::string scheme_label(const Study& s, const Group& g, const std::string& pe) {
+  return pe + (group_seeds(s, g, pe).size() == 1 ? " (1 seed)" : "");
 }
+
+const char* kBand = "band: 95% t interval (3+ seeds),";
+const char* kBand2 = "the two seeds' values (2 seeds)";
 
 // Perplexity axes stop at 10x the highest perplexity at the shortest length, so one scheme
 // that blows up is drawn as triangles at the clip and the others keep the height.
@@ -83,10 +89,6 @@ Series t0_line(long T0, double lo, double hi) {
   return sr;
 }
 
-std::string corpus_of(const Group& g) {
-  return g.prefix == kKjv.prefix ? "kjv" : "fortunes";
-}
-
 }  // namespace
 
 std::string pe_color(const std::string& pe) {  // Okabe & Ito's palette, one colour each
@@ -105,16 +107,16 @@ std::string plot_ppl_vs_length(const Study& s, const Group& g, const std::string
   p.xlabel = "evaluation length L (tokens)", p.ylabel = "val perplexity (log scale)";
   p.log_x = p.log_y = true;
   for (const auto& pe : group_pes(s, g)) {
-    Series sr{scheme_label(s, g, pe, corpus_of(g)), {}, {}, pe_color(pe)};
-    for (const long L : lens) add_point(sr, L, interval_of(eval_per_seed(s, g, pe, L)), exp_of);
+    Series sr{scheme_label(s, g, pe), {}, {}, pe_color(pe)};
+    for (const long L : lens) add_point(sr, L, eval_per_seed(s, g, pe, L), true);
     p.series.push_back(std::move(sr));
   }
   if (!any_finite(p.series)) return "";
   p.y_max = ppl_clip(p.series);
   p.title = (g.prefix == kKjv.prefix ? "kjv: perplexity" : "Perplexity") +
             std::string(" against length (T0 = ") + std::to_string(lens.front()) + ")";
-  p.notes = {"band: 95% interval over seeds", "log axes; y clipped at " + fmt(*p.y_max, 3),
-             "(10x the highest ppl at T0)", "‡: not near convergence"};
+  p.notes = {kBand, kBand2, "ppl band clamped at 1", "log axes; y clipped at " + fmt(*p.y_max, 3),
+             "(10x the highest ppl at T0)"};
   return save(s, name, render_line_plot(p));
 }
 
@@ -123,38 +125,38 @@ std::string plot_loss_vs_position(const Study& s) {
   const long L = s.lengths.back();
   LinePlot p;
   p.title = "Loss against position at L = " + std::to_string(L);
-  p.notes = {"band: 95% interval over seeds", "‡: not near convergence"};
-  p.xlabel = "position in the window", p.ylabel = "loss (nats)";
-  double lo = INFINITY, top = -INFINITY;
+  p.notes = {kBand, kBand2, "log x axis: bucket midpoints"};
+  p.xlabel = "position in the window (log scale)", p.ylabel = "loss (nats)";
+  p.log_x = true;
+  double lo = INFINITY, hi = -INFINITY, top = -INFINITY;
   for (const auto& pe : s.pes) {
     std::map<long, long> ends;
     const auto losses = position_losses(s, kMain, pe, L, &ends);
-    Series sr{scheme_label(s, kMain, pe, "fortunes"), {}, {}, pe_color(pe)};
+    Series sr{scheme_label(s, kMain, pe), {}, {}, pe_color(pe)};
     sr.markers = losses.size() <= 32;
-    for (const auto& [start, v] : losses) add_point(sr, 0.5 * (start + ends[start]), v, identity);
-    if (!sr.y.empty() && std::isfinite(sr.y.front())) {
-      lo = std::min(lo, *std::min_element(sr.y.begin(), sr.y.end()));
-      top = std::max(top, sr.y.front());
+    for (const auto& [start, v] : losses) add_point(sr, 0.5 * (start + ends[start]), v);
+    for (const double y : sr.y) {
+      if (std::isfinite(y)) lo = std::min(lo, y), hi = std::max(hi, y);
     }
+    if (!sr.y.empty() && std::isfinite(sr.y.front())) top = std::max(top, sr.y.front());
     p.series.push_back(std::move(sr));
   }
   if (!any_finite(p.series)) return "";
   p.y_max = top + std::log(10.0);  // as the perplexity plots: 10x the first bucket's
-  p.series.push_back(t0_line(s.train_len(), lo, *p.y_max));
+  p.series.push_back(t0_line(s.train_len(), lo, std::min(hi, *p.y_max)));
   return save(s, "loss_vs_position", render_line_plot(p));
 }
 
 std::string plot_sliding_gap(const Study& s) {
   LinePlot p;
   p.title = "Loss − sliding-window loss against length";
-  p.notes = {"< 0: uses the longer context", "> 0: hurt by it", "band: 95% interval over seeds",
-             "‡: not near convergence"};
+  p.notes = {kBand, kBand2};
   p.xlabel = "evaluation length L (tokens)", p.ylabel = "difference (nats)";
   p.log_x = true;
   for (const auto& pe : s.pes) {
-    Series sr{scheme_label(s, kMain, pe, "fortunes"), {}, {}, pe_color(pe)};
+    Series sr{scheme_label(s, kMain, pe), {}, {}, pe_color(pe)};
     for (const long L : s.lengths) {
-      add_point(sr, L, interval_of(eval_per_seed(s, kMain, pe, L, "none", Measure::gap)), identity);
+      add_point(sr, L, eval_per_seed(s, kMain, pe, L, "none", Measure::gap));
     }
     p.series.push_back(std::move(sr));
   }
@@ -174,14 +176,13 @@ std::string plot_sliding_gap_position(const Study& s) {
   const long L = s.lengths.back();
   LinePlot p;
   p.title = "Loss − sliding-window loss per position at L = " + std::to_string(L);
-  p.notes = {"< 0: uses the longer context", "> 0: hurt by it", "band: 95% interval over seeds",
-             "‡: not near convergence"};
+  p.notes = {kBand, kBand2};
   p.xlabel = "position in the window", p.ylabel = "difference (nats)";
   for (const auto& pe : s.pes) {
     std::map<long, long> ends;
-    Series sr{scheme_label(s, kMain, pe, "fortunes"), {}, {}, pe_color(pe)};
+    Series sr{scheme_label(s, kMain, pe), {}, {}, pe_color(pe)};
     for (const auto& [start, v] : position_losses(s, kMain, pe, L, &ends, "none", Measure::gap)) {
-      add_point(sr, 0.5 * (start + ends[start]), v, identity);
+      add_point(sr, 0.5 * (start + ends[start]), v);
     }
     sr.markers = sr.x.size() <= 32;
     p.series.push_back(std::move(sr));
@@ -195,14 +196,14 @@ std::string plot_sliding_gap_position(const Study& s) {
 std::string plot_rope_scaling(const Study& s) {
   LinePlot p;
   p.title = "RoPE: perplexity against length per scaling";
-  p.notes = {"band: 95% interval over seeds", "log axes"};
+  p.notes = {kBand, kBand2, "log axes"};
   p.xlabel = "evaluation length L (tokens)", p.ylabel = "val perplexity (log scale)";
   p.log_x = p.log_y = true;
   for (const auto& sc : rope_scalings(s)) {
     Series sr{sc == "none" ? "none (plain RoPE)" : sc, {}, {}};
     sr.dashed = sc == "none";
     for (const long L : s.lengths) {
-      add_point(sr, L, interval_of(eval_per_seed(s, kMain, "rope", L, sc)), exp_of);
+      add_point(sr, L, eval_per_seed(s, kMain, "rope", L, sc), true);
     }
     p.series.push_back(std::move(sr));
   }
@@ -259,20 +260,20 @@ std::string plot_rope_scaling_position(const Study& s) {
     Series sr{sc == "none" ? "none (plain RoPE)" : sc, {}, {}};
     sr.dashed = sc == "none";
     for (const auto& [start, v] : position_losses(s, kMain, "rope", L, &ends, sc)) {
-      add_point(sr, 0.5 * (start + ends[start]), v, identity);
+      add_point(sr, 0.5 * (start + ends[start]), v);
     }
     sr.markers = sr.x.size() <= 32;
     if (!sr.x.empty()) p.series.push_back(std::move(sr));
   }
   if (!any_finite(p.series)) return "";
-  p.notes = {"band: 95% interval over seeds"};
+  p.notes = {kBand, kBand2};
   return save(s, "rope_scaling_position", render_line_plot(p));
 }
 
 std::string plot_rope_theta(const Study& s) {
   LinePlot p;
   p.title = "RoPE: perplexity against length per base theta";
-  p.notes = {"band: 95% interval over seeds", "log axes"};
+  p.notes = {kBand, kBand2, "log axes"};
   p.xlabel = "evaluation length L (tokens)", p.ylabel = "val perplexity (log scale)";
   p.log_x = p.log_y = true;
   const auto seeds10 = group_seeds(s, kTheta10, "rope");
@@ -286,7 +287,7 @@ std::string plot_rope_theta(const Study& s) {
           return std::find(seeds10.begin(), seeds10.end(), kv.first) == seeds10.end();
         });
       }
-      add_point(sr, L, interval_of(v), exp_of);
+      add_point(sr, L, v, true);
     }
     p.series.push_back(std::move(sr));
   }
@@ -294,6 +295,56 @@ std::string plot_rope_theta(const Study& s) {
     return "";
   }
   return save(s, "rope_theta", render_line_plot(p));
+}
+
+std::string plot_unseen_vs_length(const Study& s) {
+  const long T0 = s.train_len();
+  LinePlot p;
+  p.title = "Loss on unseen positions [T0, 4T0) against length (T0 = " + std::to_string(T0) + ")";
+  p.xlabel = "evaluation length L (tokens)", p.ylabel = "loss on [T0, 4T0) (nats)";
+  p.log_x = true;
+  p.notes = {kBand, kBand2, "log x axis"};
+  size_t points = 0;
+  for (const auto& pe : s.pes) {
+    Series sr{scheme_label(s, kMain, pe), {}, {}, pe_color(pe)};
+    for (const long L : s.lengths) {
+      const PerSeed v = unseen_per_seed(s, kMain, pe, L, 1);
+      if (!v.empty()) add_point(sr, L, v);
+    }
+    points = std::max(points, sr.x.size());
+    p.series.push_back(std::move(sr));
+  }
+  if (points < 2) return "";  // one length: the table says it, a figure would not
+  p.y_max = gap_clip(p.series);
+  return save(s, "unseen_vs_length", render_line_plot(p));
+}
+
+std::string plot_budget(const Study& s) {
+  LinePlot p;
+  p.title = "Val loss at T0 against the training budget (seed 1)";
+  p.xlabel = "tokens trained on (log scale)", p.ylabel = "val loss (nats)";
+  p.log_x = true;
+  double x0 = INFINITY, x1 = -INFINITY;
+  for (const auto& pe : s.pes) {
+    Series sr{pe, {}, {}, pe_color(pe)};
+    for (const Group& g : {kB4, kB2, kMain}) {
+      for (const RunRow* r : group_runs(s, g, pe)) {
+        if (r->seed != 1 || !std::isfinite(r->val_loss)) continue;
+        sr.x.push_back(r->tokens), sr.y.push_back(r->val_loss);
+        x0 = std::min(x0, double(r->tokens)), x1 = std::max(x1, double(r->tokens));
+      }
+    }
+    if (sr.x.size() >= 2) p.series.push_back(std::move(sr));
+  }
+  if (p.series.empty()) return "";
+  for (const long n : {3L, 5L}) {
+    const double v = ngram_loss(s, "fortunes", n);
+    if (std::isnan(v)) continue;
+    Series sr{"", {x0, x1}, {v, v}, "#999999", true, false};
+    sr.point_labels = {std::to_string(n) + "-gram", ""};
+    p.series.push_back(std::move(sr));
+  }
+  return save(s, "budget", render_line_plot(p));
 }
 
 }  // namespace poslab::report_detail

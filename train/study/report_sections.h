@@ -1,5 +1,6 @@
-// report_sections.h — the sections of REPORT.md, each a function that appends its markdown.
-// Internal to the report_*.cpp files; write_report (report.cpp) calls them in order.
+// report_sections.h — the sections of REPORT.md, each a function that appends its markdown,
+// and the cells they share. Internal to the report_*.cpp files; write_report (report.cpp)
+// calls the sections in order.
 #pragma once
 #include <string>
 #include <vector>
@@ -9,27 +10,42 @@
 
 namespace poslab::report_detail {
 
+// report_headline.cpp: the headline table and the lengths and distance its columns use.
+struct HeadlineColumns {
+  long mid = 0, far = 0;  // 4 T0 and 16 T0
+  long copy_d = 0;        // the copy distance nearest 4 T0 (0: no copy.csv)
+};
+HeadlineColumns headline_columns(const Study& s);
+void headline_section(Markdown& md, const Study& s);
 // report_convergence.cpp
-void convergence_section(Markdown& md, const Study& s);  // last-20% gains, n-grams, verdicts
-void cost_section(Markdown& md, const Study& s);         // compute time, tuning, lines
-void runs_section(Markdown& md, const Study& s);         // every row of runs.csv
+void budget_section(Markdown& md, const Study& s);  // B/4, B/2, B; rankings; curves
+void tuning_section(Markdown& md, const Study& s);  // the learning-rate grid per scheme
+void cost_section(Markdown& md, const Study& s);    // compute time, lines
+void runs_section(Markdown& md, const Study& s);    // every row of runs.csv
 // report_extrapolation.cpp
 void extrapolation_section(Markdown& md, const Study& s);  // per scheme and length
 void sliding_section(Markdown& md, const Study& s);        // loss - sliding-window loss
 void scaling_section(Markdown& md, const Study& s);        // RoPE scaling, every seed
 void kjv_section(Markdown& md, const Study& s);            // the long-range corpus
+// report_probes.cpp
+void attribution_section(Markdown& md, const Study& s);  // why a scheme fails past T0
+void copy_section(Markdown& md, const Study& s);         // copy gain against distance
+void rope_pairs_section(Markdown& md, const Study& s);   // RoPE frequency by frequency
+// copy.csv: the distance nearest d on a log scale (0 without copy.csv); the copy gain
+// (loss_control - loss_planted) of main scheme pe at distance d, per seed.
+long nearest_distance(const Study& s, long d);
+PerSeed copy_gain_per_seed(const Study& s, const std::string& pe, long d);
 // report_ablations.cpp
-void ablation_section(Markdown& md, const Study& s);  // theta, embedding, masked LM
-void tasks_section(Markdown& md, const Study& s);     // unscramble, reverse, passkey
+void ablation_section(Markdown& md, const Study& s);  // theta, embedding, t5, masked LM
 void figures_section(Markdown& md, const Study& s);   // RoPE from the formula, attention
+// report_tasks.cpp
+void tasks_section(Markdown& md, const Study& s);  // unscramble, reverse, passkey
+// tasks.csv, passkey: exact match at the test length nearest `factor` x the training length,
+// mean over pe's seeds at >= 90% in distribution: "87.5% (L=1024; 2 of 3 seeds)".
+std::string passkey_cell(const Study& s, const std::string& pe, long factor);
 
-// report.cpp: near convergence, one bullet per scheme of group g against corpus's n-grams.
-std::vector<std::string> convergence_verdicts(const Study& s, const Group& g,
-                                              const std::string& corpus,
-                                              const std::vector<std::string>& pes);
-// report_extrapolation.cpp: rows "pe | L=... " of ppl with interval, ‡ on schemes that are not
-// near convergence.
+// report_extrapolation.cpp: rows "pe | L=... " of ppl per length.
 Rows ppl_rows(const Study& s, const Group& g, const std::vector<std::string>& pes,
-              const std::vector<long>& lengths, const std::string& corpus);
+              const std::vector<long>& lengths);
 
 }  // namespace poslab::report_detail
