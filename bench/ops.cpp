@@ -1,7 +1,7 @@
 // ops.cpp — the model's heavy ops one at a time, forward + backward, at the canonical sizes
 // (d = 128, 4 heads of 32) and, for attention, at T = 256, 1024 and 4096 with B*T = 4096
-// tokens. Validates first: the fused attention against attention_reference (composed from
-// primitive ops) at T <= 1024, each scheme; then prints the median time of forward+backward.
+// tokens. Validates first: the fused attention against attention_reference (plain loops, in
+// double) at T <= 1024, each scheme; then prints the median time of forward+backward.
 //   attention/plain   what none, learned and sinusoidal run (no bias)
 //   attention/rope    RoPE's rotation of q and k, then the same attention
 //   attention/alibi   the ALiBi bias inside the attention kernel

@@ -3,6 +3,7 @@
 //   q: (B,Tq,H,D)  k, v: (B,Tk,H,D)  ->  out: (B,Tq,H,D)
 //   S[b,h,i,j] = scale * q[b,i,h] . k[b,j,h] + rel_bias[h, j - i + Tq - 1]    scale = 1/sqrt(D)
 //   S[b,h,i,j] = -inf where j > P_i (causal)                                  P_i = q_pos0 + i
+//     (and where |P_i - j| >= window; each row first scaled by lambda_i: options below)
 //   P = softmax_j(S);   out[b,i,h] = sum_j P[b,h,i,j] v[b,j,h]
 // Query row i sits at position P_i and key j at position j: with q_pos0 = Tk - Tq this is one
 // decoding step over a KV cache. The positional scheme enters only through the options'
@@ -13,11 +14,11 @@
 // (b,h) slice is a (T, D) matrix with row stride strides[1], read as is.
 //
 // The op checks the shapes, records one autograd node and runs the kernels of the inputs'
-// device (nn/attention_kernels.h: the CPU's in attention_kernels.cpp, with the derivation of
-// the backward; the GPU's in attention_kernels.cu). No T x T matrix per head is ever
-// materialised, in training either: the forward saves only each row's log-sum-exp (B,H,Tq),
-// and the backward rebuilds P tile by tile from it (FlashAttention-2's recomputation), so
-// memory grows linearly in T.
+// device (nn/attention_kernels.h: the CPU's in attention_kernels.cpp; the GPU's in
+// attention_kernels.cu). The same math as plain loops, with the backward derived by hand:
+// attention_reference.cpp. No T x T matrix per head is ever materialised, in training either:
+// the forward saves only each row's log-sum-exp (B,H,Tq), and the backward rebuilds P tile by
+// tile from it (FlashAttention-2's recomputation), so memory grows linearly in T.
 #pragma once
 #include "autograd/ops.h"
 

@@ -1,24 +1,22 @@
 // attention_reference.cpp — attention as plain loops over its math, forward and backward: the
 // file to read first, and the reference the fused kernels (attention_kernels.cpp, .cu) are
-// tested against (tests/nn/test_attention.cpp). Semantics: attention_op.h.
+// tested against (tests/nn/test_attention*.cpp). Semantics: attention_op.h. In double.
 //
-// For one batch b and head h (dropped below), query row i at position P_i = q_pos0 + i, key j:
-//   s_ij = scale q_i . k_j + rel_bias[h, j - i + Tq - 1]        (bias: 0 without a table)
-//     or, with row_freqs w: s_ij = scale sum_p (q_i,2p, q_i,2p+1) . R((j - P_i) w_ip) (k_j,2p, ..)
-//   row i sees key j iff j <= P_i (causal) and |P_i - j| < W (window W > 0); n_i keys
-//   z_ij = lambda_i s_ij,  lambda_i = max(1, ln n_i / ln T0)     (log scale T0 > 0; else 1)
-//   p_ij = exp(z_ij) / sum_j' exp(z_ij')  over the keys row i sees; 0 for the others
+// For batch b, head h (dropped below), query row i at position P_i = q_pos0 + i, and key j:
+//   s_ij = scale q_i . k_j + rel_bias[h, j - i + Tq - 1]      (bias: 0 without a table)
+//          (row_freqs w: q_i . k_j with each pair p of k_j turned by (j - P_i) w_ip)
+//   row i sees key j iff j <= P_i (causal) and |P_i - j| < W (window W > 0): n_i keys
+//   z_ij = lambda_i s_ij,  lambda_i = max(1, ln n_i / ln T0)   (log scale T0 > 0; else 1)
+//   p_ij = exp(z_ij) / sum_k exp(z_ik) over the keys row i sees; 0 for the others
 //   out_i = sum_j p_ij v_j
-//
-// Backward, with dout_i = dL/dout_i, every sum over the keys row i sees:
-//   out_i = sum_j p_ij v_j       ->  dv_j += p_ij dout_i,   dp_ij = dout_i . v_j
-//   p_i = softmax(z_i)           ->  dz_ij = sum_k dp_ik dp_ik/dz_ij = sum_k dp_ik p_ik (δ_kj -
-//   p_ij)
-//                                          = p_ij (dp_ij - sum_k dp_ik p_ik)
-//   z_ij = lambda_i s_ij         ->  ds_ij = lambda_i dz_ij   (lambda_i: a constant of the row)
-//   s_ij = scale q_i . k_j + bias ->  dq_i += scale ds_ij k_j,  dk_j += scale ds_ij q_i,
-//                                     dbias[h, j - i + Tq - 1] += ds_ij  (summed over b too)
-// Masked keys have p = 0, hence no gradient. Everything runs in double, whatever the dtype.
+// Backward, from dout_i = dL/dout_i, each step inverting the forward line on its left:
+//   out_i = sum_j p_ij v_j   ->  dv_j += p_ij dout_i,  dp_ij = dout_i . v_j
+//   p_i = softmax(z_i)       ->  dz_ij = sum_k dp_ik p_ik (δ_kj - p_ij)
+//                                      = p_ij (dp_ij - sum_k dp_ik p_ik)
+//   z_ij = lambda_i s_ij     ->  ds_ij = lambda_i dz_ij  (lambda_i: a constant of the row)
+//   s_ij = scale q_i . k_j   ->  dq_i += scale ds_ij k_j,  dk_j += scale ds_ij q_i
+//          + bias[h, c]      ->  dbias[h, c] += ds_ij  (c = j - i + Tq - 1, over b too)
+// Masked keys have p = 0, hence no gradient. With row_freqs: forward only.
 #include <cmath>
 #include <vector>
 
@@ -27,37 +25,35 @@
 namespace poslab {
 namespace {
 
-// The inputs as row-major doubles: x[((b T + t) H + h) D + d] for q (T = Tq), k and v (Tk).
+// The inputs as row-major doubles: row (b, t, h) of q (T = Tq), k or v (Tk) starts at
+// at(T, b, t, h).
 struct Problem {
   int64_t B, Tq, Tk, H, D;
   std::vector<double> q, k, v, bias, freqs;  // bias (H, Tq+Tk-1), freqs (Tq, D/2): or empty
-  AttentionOptions o;
-  const double* row(const std::vector<double>& x, int64_t T, int64_t b, int64_t t,
-                    int64_t h) const {
-    return x.data() + ((b * T + t) * H + h) * D;
-  }
+  AttentionOptions o;                        // scale resolved; no tensor that holds a node
+  int64_t at(int64_t T, int64_t b, int64_t t, int64_t h) const { return ((b * T + t) * H + h) * D; }
 };
 
 Problem problem_of(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& o) {
-  Problem p{q.size(0),     q.size(1),     k.size(1), q.size(2), q.size(3), q.to_vector(),
-            k.to_vector(), v.to_vector(), {},        {},        o};
+  Problem p;
+  p.B = q.size(0), p.Tq = q.size(1), p.Tk = k.size(1), p.H = q.size(2), p.D = q.size(3);
+  p.q = q.to_vector(), p.k = k.to_vector(), p.v = v.to_vector(), p.o = o;
   if (p.o.scale <= 0) p.o.scale = 1 / std::sqrt(static_cast<double>(p.D));
-  p.o.rel_bias = o.rel_bias.defined() ? o.rel_bias.detach() : Tensor();  // no node held
-  p.o.row_freqs = Tensor();
   if (o.rel_bias.defined()) p.bias = o.rel_bias.to_vector();
   if (o.row_freqs.defined()) p.freqs = o.row_freqs.to_vector();
+  p.o.rel_bias = p.o.row_freqs = Tensor();
   return p;
 }
 
-// Whether row i (at position P) sees key j.
+// Whether the query at position P sees key j.
 bool sees(const AttentionOptions& o, int64_t P, int64_t j) {
   if (o.causal && j > P) return false;
   return o.window <= 0 || std::abs(P - j) < o.window;
 }
 
-// s_ij, before the log scale.
+// s_ij of head h, before the log scale.
 double score(const Problem& p, int64_t b, int64_t h, int64_t i, int64_t j) {
-  const double *q = p.row(p.q, p.Tq, b, i, h), *k = p.row(p.k, p.Tk, b, j, h);
+  const double *q = &p.q[p.at(p.Tq, b, i, h)], *k = &p.k[p.at(p.Tk, b, j, h)];
   double s = 0;
   if (p.freqs.empty()) {
     for (int64_t d = 0; d < p.D; ++d) s += q[d] * k[d];
@@ -76,17 +72,67 @@ double score(const Problem& p, int64_t b, int64_t h, int64_t i, int64_t j) {
 
 // p_i (Tk values, 0 where masked) of row i of (b,h); returns lambda_i.
 double row_probs(const Problem& p, int64_t b, int64_t h, int64_t i, std::vector<double>& prob) {
-  const int64_t P = p.o.q_pos0 + i;
+  const int64_t P = p.o.q_pos0 + i, T0 = p.o.log_scale_len;
   int64_t n = 0;
   for (int64_t j = 0; j < p.Tk; ++j) n += sees(p.o, P, j);
-  const int64_t T0 = p.o.log_scale_len;
   const double lambda = T0 > 0 && n > T0 ? std::log(double(n)) / std::log(double(T0)) : 1.0;
-  double m = -INFINITY, z = 0;
+  double m = -INFINITY, z = 0;  // the row's maximum, then sum of exps
   for (int64_t j = 0; j < p.Tk; ++j)
     if (sees(p.o, P, j)) m = std::max(m, prob[j] = lambda * score(p, b, h, i, j));
   for (int64_t j = 0; j < p.Tk; ++j) z += prob[j] = sees(p.o, P, j) ? std::exp(prob[j] - m) : 0;
   for (int64_t j = 0; j < p.Tk; ++j) prob[j] = z > 0 ? prob[j] / z : 0;
   return lambda;
+}
+
+// out (B,Tq,H,D): out_i = sum_j p_ij v_j.
+std::vector<double> forward(const Problem& p) {
+  std::vector<double> out(p.q.size(), 0.0), prob(p.Tk);
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t h = 0; h < p.H; ++h)
+      for (int64_t i = 0; i < p.Tq; ++i) {
+        row_probs(p, b, h, i, prob);
+        for (int64_t j = 0; j < p.Tk; ++j)
+          for (int64_t d = 0; d < p.D; ++d)
+            out[p.at(p.Tq, b, i, h) + d] += prob[j] * p.v[p.at(p.Tk, b, j, h) + d];
+      }
+  return out;
+}
+
+// The gradients of q, k, v and the bias table, from dout (B,Tq,H,D): the formulas at the top.
+struct Grads {
+  std::vector<double> dq, dk, dv, dbias;
+};
+Grads backward(const Problem& p, const std::vector<double>& dout) {
+  Grads g{std::vector<double>(p.q.size()), std::vector<double>(p.k.size()),
+          std::vector<double>(p.v.size()), std::vector<double>(p.bias.size())};
+  std::vector<double> prob(p.Tk), dp(p.Tk);
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t h = 0; h < p.H; ++h)
+      for (int64_t i = 0; i < p.Tq; ++i) {
+        const double lambda = row_probs(p, b, h, i, prob);
+        const int64_t qi = p.at(p.Tq, b, i, h);
+        double dot = 0;  // sum_k dp_ik p_ik
+        for (int64_t j = 0; j < p.Tk; ++j) {
+          dp[j] = 0;
+          for (int64_t d = 0; d < p.D; ++d) dp[j] += dout[qi + d] * p.v[p.at(p.Tk, b, j, h) + d];
+          dot += dp[j] * prob[j];
+        }
+        for (int64_t j = 0; j < p.Tk; ++j) {
+          const double ds = lambda * prob[j] * (dp[j] - dot);  // 0 where masked (p = 0)
+          const int64_t kj = p.at(p.Tk, b, j, h);
+          for (int64_t d = 0; d < p.D; ++d) {
+            g.dv[kj + d] += prob[j] * dout[qi + d];
+            g.dq[qi + d] += p.o.scale * ds * p.k[kj + d];
+            g.dk[kj + d] += p.o.scale * ds * p.q[qi + d];
+          }
+          if (!g.dbias.empty()) g.dbias[h * (p.Tq + p.Tk - 1) + (j - i + p.Tq - 1)] += ds;
+        }
+      }
+  return g;
+}
+
+Tensor tensor_like(const std::vector<double>& values, const Tensor& x) {  // x's shape, dtype
+  return Tensor::from_vector(values, x.shape(), x.dtype()).to(x.device());
 }
 
 }  // namespace
@@ -105,58 +151,20 @@ Tensor attention_probs_reference(const Tensor& q, const Tensor& k, const Attenti
 
 Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,
                            const AttentionOptions& opt) {
-  Problem p = problem_of(q, k, v, opt);
-  std::vector<double> out(p.q.size(), 0.0), prob(p.Tk);
-  for (int64_t b = 0; b < p.B; ++b)
-    for (int64_t h = 0; h < p.H; ++h)
-      for (int64_t i = 0; i < p.Tq; ++i) {
-        row_probs(p, b, h, i, prob);
-        double* o = out.data() + ((b * p.Tq + i) * p.H + h) * p.D;
-        for (int64_t j = 0; j < p.Tk; ++j)
-          for (int64_t d = 0; d < p.D; ++d) o[d] += prob[j] * p.row(p.v, p.Tk, b, j, h)[d];
-      }
-  Tensor y = Tensor::from_vector(out, q.shape(), q.dtype()).to(q.device());
-  if (any_requires_grad({&q, &k, &v, &opt.rel_bias}) && opt.row_freqs.defined())
+  if (opt.row_freqs.defined() && any_requires_grad({&q, &k, &v, &opt.rel_bias}))
     fail("attention_reference: with row_freqs (evaluation only), run it under NoGrad");
-  // what the gradients look like: shape, dtype, device (empty tensors, no node held)
+  Problem p = problem_of(q, k, v, opt);
+  Tensor y = tensor_like(forward(p), q);
+  // shapes, dtypes and devices of the gradients (empty tensors: the closure holds no node)
   auto like = [](const Tensor& x) { return Tensor::empty(x.shape(), x.dtype(), x.device()); };
-  Tensor gq = like(q), gk = like(k), gv = like(v),
-         gb = p.bias.empty() ? Tensor() : like(p.o.rel_bias);
+  Tensor lq = like(q), lk = like(k), lv = like(v),
+         lb = opt.rel_bias.defined() ? like(opt.rel_bias) : Tensor();
   return record("attention_reference", y, {&q, &k, &v, &opt.rel_bias},
-                [p, gq, gk, gv, gb](const Tensor& dy) {
-                  std::vector<double> dout = dy.to_vector(), dq(p.q.size()), dk(p.k.size()),
-                                      dv(p.v.size()), dbias(p.bias.size()), prob(p.Tk), dp(p.Tk);
-                  for (int64_t b = 0; b < p.B; ++b)
-                    for (int64_t h = 0; h < p.H; ++h)
-                      for (int64_t i = 0; i < p.Tq; ++i) {
-                        const double lambda = row_probs(p, b, h, i, prob);
-                        const double* go = dout.data() + ((b * p.Tq + i) * p.H + h) * p.D;
-                        double dot = 0;  // sum_k dp_ik p_ik
-                        for (int64_t j = 0; j < p.Tk; ++j) {
-                          dp[j] = 0;
-                          for (int64_t d = 0; d < p.D; ++d)
-                            dp[j] += go[d] * p.row(p.v, p.Tk, b, j, h)[d];
-                          dot += dp[j] * prob[j];
-                        }
-                        for (int64_t j = 0; j < p.Tk; ++j) {
-                          if (prob[j] == 0) continue;  // masked (or underflowed): no gradient
-                          const double ds = lambda * prob[j] * (dp[j] - dot);
-                          for (int64_t d = 0; d < p.D; ++d) {
-                            dv[((b * p.Tk + j) * p.H + h) * p.D + d] += prob[j] * go[d];
-                            dq[((b * p.Tq + i) * p.H + h) * p.D + d] +=
-                                p.o.scale * ds * p.row(p.k, p.Tk, b, j, h)[d];
-                            dk[((b * p.Tk + j) * p.H + h) * p.D + d] +=
-                                p.o.scale * ds * p.row(p.q, p.Tq, b, i, h)[d];
-                          }
-                          if (!dbias.empty())
-                            dbias[h * (p.Tq + p.Tk - 1) + (j - i + p.Tq - 1)] += ds;
-                        }
-                      }
-                  auto as = [](const std::vector<double>& g, const Tensor& x) {
-                    return Tensor::from_vector(g, x.shape(), x.dtype()).to(x.device());
-                  };
-                  return std::vector<Tensor>{as(dq, gq), as(dk, gk), as(dv, gv),
-                                             dbias.empty() ? Tensor() : as(dbias, gb)};
+                [p, lq, lk, lv, lb](const Tensor& dy) {
+                  Grads g = backward(p, dy.to_vector());
+                  return std::vector<Tensor>{tensor_like(g.dq, lq), tensor_like(g.dk, lk),
+                                             tensor_like(g.dv, lv),
+                                             lb.defined() ? tensor_like(g.dbias, lb) : Tensor()};
                 });
 }
 

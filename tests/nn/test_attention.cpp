@@ -1,6 +1,7 @@
-// The fused attention op against the same attention composed from primitive ops (outputs and
+// The fused attention op against the loop reference (attention_reference.cpp: outputs and
 // every gradient, the bias table's included), over several row blocks and decoding offsets;
-// and the schemes' terms reaching it. Its finite-difference checks: gradcheck_nn.cpp.
+// and the schemes' terms reaching it. Its finite-difference checks: gradcheck_nn.cpp; the
+// window and the log scale: test_attention_interventions.cpp.
 #include <omp.h>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -24,7 +25,7 @@ static void require_close(const Tensor& a, const Tensor& b, double tol) {
   REQUIRE(worst <= tol);
 }
 
-// The fused op and the composed reference on the same leaves (queries Tq rows at q_pos0 =
+// The fused op and the loop reference on the same leaves (queries Tq rows at q_pos0 =
 // Tk - Tq, keys Tk): outputs, then dq, dk, dv (and dbias when learned) for the loss
 // sum(out * w) with a fixed random w, all within tol.
 static void require_matches_reference(int64_t Tq, int64_t Tk, int64_t H, AttentionOptions o,
@@ -46,7 +47,7 @@ static void require_matches_reference(int64_t Tq, int64_t Tk, int64_t H, Attenti
   for (size_t i = 0; i < leaves.size(); ++i) require_close(fused[i], leaves[i].grad(), tol);
 }
 
-TEST_CASE("fused attention equals the composed reference, forward and backward", "[nn]") {
+TEST_CASE("fused attention equals the loop reference, forward and backward", "[attention][nn]") {
   for (bool causal : {true, false})
     for (int bias : {0, 1, 2}) {  // none, ALiBi's table, a learned table
       INFO("causal " << causal << " bias " << bias);
@@ -59,7 +60,7 @@ TEST_CASE("fused attention equals the composed reference, forward and backward",
 }
 
 TEST_CASE("attention_packed gives attention's bits on the three blocks of qkv, gradients too",
-          "[nn]") {
+          "[attention][nn]") {
   // T = 100: three row blocks (48, 48, 4), so dk and dv are summed over blocks into the
   // strided blocks of the packed gradient
   for (DType dt : {DType::f32, DType::f64})
@@ -90,7 +91,8 @@ TEST_CASE("attention_packed gives attention's bits on the three blocks of qkv, g
     }
 }
 
-TEST_CASE("attention shares its heads out whole: the same bits on 1, 2, 3 and 7 threads", "[nn]") {
+TEST_CASE("attention shares its heads out whole: the same bits on 1, 2, 3 and 7 threads",
+          "[attention][nn]") {
   // 30 heads (B 6 x H 5), at least 4 per thread for every team here, so each thread first takes
   // its own range of heads and then the others' leftovers (HeadRanges): a head computed twice
   // or not at all would change the output or the gradients. T = 60: two row blocks.
@@ -122,7 +124,7 @@ TEST_CASE("attention shares its heads out whole: the same bits on 1, 2, 3 and 7 
       INFO("threads " << threads);
       CHECK(run(threads) == one);
     }
-    // and one thread's answer is attention's: the composed reference, within rounding
+    // and one thread's answer is attention's: the loop reference, within rounding
     zero_grad({q, k, v, table});
     Tensor r = attention_reference(q, k, v, o);
     backward(sum(mul(r, w)));
@@ -141,7 +143,7 @@ TEST_CASE("attention shares its heads out whole: the same bits on 1, 2, 3 and 7 
   }
 }
 
-TEST_CASE("attention_packed names a qkv it cannot split", "[nn][errors]") {
+TEST_CASE("attention_packed names a qkv it cannot split", "[attention][nn][errors]") {
   Tensor qkv = Tensor::zeros({1, 4, 20});
   REQUIRE_THROWS_WITH(attention_packed(qkv, 3, AttentionOptions{}),
                       Contains("attention_packed: expected qkv (B,T,3C) with C divisible by H = 3, "
@@ -149,8 +151,8 @@ TEST_CASE("attention_packed names a qkv it cannot split", "[nn][errors]") {
 }
 
 TEST_CASE("fused attention over several row blocks and decoding offsets equals the reference",
-          "[nn]") {
-  // T = 150: three row blocks of 64, the last partial; then 70 queries at 80.. over 150 keys
+          "[attention][nn]") {
+  // T = 150: four row blocks of 48, the last partial; then 70 queries at 80.. over 150 keys
   for (bool causal : {true, false}) {
     AttentionOptions o;
     o.causal = causal;
@@ -161,8 +163,8 @@ TEST_CASE("fused attention over several row blocks and decoding offsets equals t
   }
 }
 
-TEST_CASE("a decoding step's rows equal the same rows of the whole window", "[nn]") {
-  // f32, T = 150 > the 64-row block: the last 10 rows on their own, at positions 140..149,
+TEST_CASE("a decoding step's rows equal the same rows of the whole window", "[attention][nn]") {
+  // f32, T = 150 > the 48-row block: the last 10 rows on their own, at positions 140..149,
   // against the whole window's rows 140..149 (whose scores hold the same values)
   Generator g(9);
   Tensor q = Tensor::randn({1, 150, 2, 8}, g), k = Tensor::randn({1, 150, 2, 8}, g),
@@ -176,7 +178,7 @@ TEST_CASE("a decoding step's rows equal the same rows of the whole window", "[nn
   tail.rel_bias = alibi_bias(slopes, 140, 10, 150, DType::f32);
   Tensor whole = attention(q, k, v, all);
   require_close(attention(q.slice(1, 140, 150), k, v, tail), whole.slice(1, 140, 150), 1e-5);
-  // and the whole window agrees with the composed reference in f64
+  // and the whole window agrees with the loop reference in f64
   auto f64 = [](const Tensor& x) { return x.to(DType::f64); };
   AttentionOptions ref = all;
   ref.rel_bias = f64(all.rel_bias);
@@ -196,7 +198,7 @@ TEST_CASE("ALiBi's table holds -m |j - P| shifted per head, for any query offset
   }
 }
 
-TEST_CASE("the attention op names what is wrong with its options", "[nn][errors]") {
+TEST_CASE("the attention op names what is wrong with its options", "[attention][nn][errors]") {
   Tensor q = Tensor::zeros({1, 4, 2, 8}, DType::f64);
   AttentionOptions o;
   o.rel_bias = Tensor::zeros({2, 6}, DType::f64);
@@ -208,7 +210,8 @@ TEST_CASE("the attention op names what is wrong with its options", "[nn][errors]
   REQUIRE_THROWS_WITH(attention(leaf, q, q, o), Contains("evaluation only"));
 }
 
-TEST_CASE("keys after every query get zero gradients, the others the reference's", "[nn]") {
+TEST_CASE("keys after every query get zero gradients, the others the reference's",
+          "[attention][nn]") {
   // Causal, queries at 0..99 (three row blocks) over 130 keys: no query sees keys 100..129.
   // The backward sums dK and dV over the row blocks, the first block it runs writing them; the
   // rows no block reaches must still be written (zeros), in f64 and in f32 (our sgemm).
