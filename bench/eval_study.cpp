@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
     return batch_tokens > 0 ? std::max<int64_t>(1, batch_tokens / L) : 0;
   };
   Timer whole;
-  m.posenc().set_scaling({scaling, 0, T0});
+  m.set_scaling({scaling, 0, T0});
   for (int64_t L : lens) {
     Timer t;
     EvalResult r = evaluate(m, val, L, 0, 16, "val", nullptr, batch(L));

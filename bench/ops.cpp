@@ -61,7 +61,7 @@ int main() {
         const PositionalEncoding* pe = &plain;
         if (scheme == "rope") pe = &rope;
         if (scheme == "alibi") pe = &alibi;
-        AttentionTerms t = pe->attention_terms(q, k, 0, true);
+        AttentionTerms t = attention_terms_at(*pe, q, k, 0, true);
         AttentionOptions opt;
         opt.rel_bias = t.rel_bias;
         return fused ? attention(t.q, t.k, v, opt) : attention_reference(t.q, t.k, v, opt);
@@ -84,7 +84,7 @@ int main() {
   // The per-token ops at B*T = 4096 rows.
   Tensor x = Tensor::randn({16, 256, H, D}, g).set_requires_grad(true);
   Tensor wx = Tensor::randn({16, 256, H, D}, g);
-  double t = time_fwd_bwd([&] { return rope.rotate(x, 0, 256); }, wx, 9);
+  double t = time_fwd_bwd([&] { return rope_rotate_at(rope, x, 0, 256); }, wx, 9);
   std::printf("%-18s %6d %4d %8.2f ms %12.0f\n", "rope", 256, 16, 1e3 * t, kTokens / t);
   Tensor h = Tensor::randn({kTokens, C}, g).set_requires_grad(true);
   Tensor wh = Tensor::randn({kTokens, C}, g);

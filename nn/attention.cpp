@@ -32,21 +32,21 @@ AttentionOptions CausalSelfAttention::options(const AttentionTerms& terms, int64
   return o;
 }
 
-// q: (B,Tq,H,D) at positions q_pos0..; k, v: (B,Tk,H,D) at positions 0..Tk-1, before the
+// q: (B,Tq,H,D) at positions at.q_pos0..; k, v: (B,Tk,H,D) at positions 0..Tk-1, before the
 // scheme has acted.
 Tensor CausalSelfAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v,
-                                   const PositionalEncoding& pe, int64_t q_pos0) const {
-  AttentionTerms t = pe.attention_terms(q, k, q_pos0, causal);
-  return attention(t.q, t.k, v, options(t, q_pos0));
+                                   const PositionalEncoding& pe, const PositionContext& at) const {
+  AttentionTerms t = pe.attention_terms(q, k, causal, at);
+  return attention(t.q, t.k, v, options(t, at.q_pos0));
 }
 
 Tensor CausalSelfAttention::forward(const Tensor& x, const PositionalEncoding& pe,
-                                    const Interventions& iv) const {
+                                    const PositionContext& at, const Interventions& iv) const {
   int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = n_head, D = C / H;
   Tensor qkv = c_attn.forward(x);  // (B,T,3C)
   Tensor q = reshape(slice(qkv, 2, 0, C), {B, T, H, D});
   Tensor k = reshape(slice(qkv, 2, C, 2 * C), {B, T, H, D});
-  AttentionTerms t = pe.attention_terms(q, k, 0, causal, iv.position_offset);
+  AttentionTerms t = pe.attention_terms(q, k, causal, at);
   AttentionOptions o = options(t, 0, iv);
   Tensor y;  // (B,T,H,D)
   if (x.device() == Device::cpu && same_view(t.q, q) && same_view(t.k, k))
@@ -56,17 +56,18 @@ Tensor CausalSelfAttention::forward(const Tensor& x, const PositionalEncoding& p
   return c_proj.forward(reshape(y, {B, T, C}));
 }
 
-Tensor CausalSelfAttention::probabilities(const Tensor& x, const PositionalEncoding& pe) const {
+Tensor CausalSelfAttention::probabilities(const Tensor& x, const PositionalEncoding& pe,
+                                          const PositionContext& at) const {
   int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = n_head, D = C / H;
   Tensor qkv = c_attn.forward(x);
   Tensor q = qkv.slice(2, 0, C).reshape({B, T, H, D}),
          k = qkv.slice(2, C, 2 * C).reshape({B, T, H, D});
-  AttentionTerms t = pe.attention_terms(q, k, 0, causal);
+  AttentionTerms t = pe.attention_terms(q, k, causal, at);
   return attention_probs_reference(t.q, t.k, options(t, 0));
 }
 
 Tensor CausalSelfAttention::forward_cached(const Tensor& x, const PositionalEncoding& pe,
-                                           LayerCache& cache) const {
+                                           const PositionContext& at, LayerCache& cache) const {
   int64_t T = x.size(1), C = x.size(2), H = n_head, D = C / H;
   if (x.size(0) != 1)
     fail("attention: cached decoding expects batch 1, but got ", shape_str(x.shape()));
@@ -78,10 +79,12 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, const PositionalEnco
   cache.k.slice(1, cache.len, cache.len + T).copy_(qkv.slice(2, C, 2 * C).reshape({1, T, H, D}));
   cache.v.slice(1, cache.len, cache.len + T)
       .copy_(qkv.slice(2, 2 * C, 3 * C).reshape({1, T, H, D}));
-  int64_t pos0 = cache.len;
+  if (at.q_pos0 != cache.len || at.Tq != T)
+    fail("attention: expected a context of the ", T, " positions after the cache's ", cache.len,
+         ", but got q_pos0 = ", at.q_pos0, " and Tq = ", at.Tq);
   cache.len += T;
   // keys are cached before RoPE and rotated here for the current length (exact for dynamic)
-  Tensor y = attend(q, cache.k.slice(1, 0, cache.len), cache.v.slice(1, 0, cache.len), pe, pos0);
+  Tensor y = attend(q, cache.k.slice(1, 0, cache.len), cache.v.slice(1, 0, cache.len), pe, at);
   return c_proj.forward(y.reshape({1, T, C}));
 }
 

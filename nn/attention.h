@@ -46,12 +46,15 @@ struct CausalSelfAttention {
   CausalSelfAttention() = default;
   CausalSelfAttention(int64_t C, int64_t H, bool causal, Generator& gen, double proj_std,
                       DType dtype);
-  // x: (B,T,C) at positions 0..T-1 (shifted by iv.position_offset) -> (B,T,C)
-  Tensor forward(const Tensor& x, const PositionalEncoding& pe, const Interventions& iv = {}) const;
-  // x: (1,T,C), the next T positions after cache.len; appends to the cache.
-  Tensor forward_cached(const Tensor& x, const PositionalEncoding& pe, LayerCache& cache) const;
+  // x: (B,T,C) at the positions of `at` (posenc.h: 0..T-1, shifted by its offset) -> (B,T,C)
+  Tensor forward(const Tensor& x, const PositionalEncoding& pe, const PositionContext& at,
+                 const Interventions& iv = {}) const;
+  // x: (1,T,C), the next T positions after cache.len (at.q_pos0); appends to the cache.
+  Tensor forward_cached(const Tensor& x, const PositionalEncoding& pe, const PositionContext& at,
+                        LayerCache& cache) const;
   // The attention probabilities (B,H,T,T) of x (B,T,C), for plots (not dynamic scaling).
-  Tensor probabilities(const Tensor& x, const PositionalEncoding& pe) const;
+  Tensor probabilities(const Tensor& x, const PositionalEncoding& pe,
+                       const PositionContext& at) const;
   void to(Device d) { c_attn.to(d), c_proj.to(d); }
   void collect(std::vector<NamedParam>& out, const std::string& prefix) const {
     c_attn.collect(out, prefix + ".c_attn");
@@ -62,7 +65,7 @@ struct CausalSelfAttention {
   AttentionOptions options(const AttentionTerms& terms, int64_t q_pos0,
                            const Interventions& iv = {}) const;
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const PositionalEncoding& pe,
-                int64_t q_pos0) const;
+                const PositionContext& at) const;
 };
 
 }  // namespace poslab

@@ -18,13 +18,15 @@ struct Block {
         ln_2(C, dtype),
         attn(C, H, causal, gen, proj_std, dtype),
         mlp(C, gen, proj_std, dtype) {}
-  Tensor forward(const Tensor& x, const PositionalEncoding& pe,
+  // at: the positions of the forward and the scheme's tables for them (posenc.h)
+  Tensor forward(const Tensor& x, const PositionalEncoding& pe, const PositionContext& at,
                  const Interventions& iv = {}) const {
-    Tensor h = add(x, attn.forward(ln_1.forward(x), pe, iv));
+    Tensor h = add(x, attn.forward(ln_1.forward(x), pe, at, iv));
     return add(h, mlp.forward(ln_2.forward(h)));
   }
-  Tensor forward_cached(const Tensor& x, const PositionalEncoding& pe, LayerCache& cache) const {
-    Tensor h = add(x, attn.forward_cached(ln_1.forward(x), pe, cache));
+  Tensor forward_cached(const Tensor& x, const PositionalEncoding& pe, const PositionContext& at,
+                        LayerCache& cache) const {
+    Tensor h = add(x, attn.forward_cached(ln_1.forward(x), pe, at, cache));
     return add(h, mlp.forward(ln_2.forward(h)));
   }
   void to(Device d) { ln_1.to(d), attn.to(d), ln_2.to(d), mlp.to(d); }

@@ -2,20 +2,11 @@
 
 #include <cmath>
 
+#include "posenc/rope.h"
 #include "posenc/t5.h"
 #include "tensor/device.h"
 
 namespace poslab {
-
-// --rope-fraction f must leave at least one rotated pair: r = 2 floor(f D / 2) >= 2.
-static void validate_rope_fraction(const GPTConfig& c) {
-  if (!(c.rope_fraction > 0 && c.rope_fraction <= 1))
-    fail("--rope-fraction: expected f in (0, 1], but got ", c.rope_fraction);
-  int64_t D = c.n_embd / c.n_head, r = rope_rotated_dims(D, c.rope_fraction);
-  if (r < 2)
-    fail("--rope-fraction: f = ", c.rope_fraction, " rotates r = 2 floor(f D / 2) = ", r,
-         " of D = ", D, " dims of a head; expected at least one pair (r >= 2)");
-}
 
 void GPTConfig::validate() const {
   if (vocab_size <= 0) fail("model: expected vocab_size > 0, but got ", vocab_size);
@@ -24,12 +15,7 @@ void GPTConfig::validate() const {
   if (n_head <= 0 || n_embd % n_head != 0)
     fail("--heads: expected a head count that divides --d = ", n_embd, ", but got ", n_head);
   if (block_size <= 0) fail("--ctx: expected a positive context length, but got ", block_size);
-  if (pe == PeKind::rope && (n_embd / n_head) % 2 != 0)
-    fail("--pe rope: expected an even head dim D = d/heads (RoPE rotates pairs), but got D = ",
-         n_embd / n_head, " (d = ", n_embd, ", heads = ", n_head, ")");
-  if (pe == PeKind::rope && !(rope_theta > 1))
-    fail("--theta: expected theta > 1, but got ", rope_theta);
-  if (pe == PeKind::rope) validate_rope_fraction(*this);
+  if (pe == PeKind::rope) validate_rope(n_embd / n_head, rope_theta, rope_fraction);
   if (pe == PeKind::t5) validate_t5({t5_buckets, t5_max_distance, causal});
   if (pe == PeKind::learned && max_len != 0 && max_len < block_size)
     fail("--max-len: expected at least --ctx = ", block_size, ", but got ", max_len);
@@ -43,20 +29,36 @@ GPT::GPT(const GPTConfig& cfg, uint64_t seed) : cfg_(cfg) {
   Generator gen(seed);
   int64_t C = cfg_.n_embd;
   wte_ = Embedding(cfg_.vocab_size, C, cfg_.embedding, gen, cfg_.dtype);
-  PosencConfig pc;
-  pc.kind = cfg_.pe, pc.d_model = C, pc.n_head = cfg_.n_head, pc.max_len = cfg_.max_len;
-  pc.theta = cfg_.rope_theta, pc.rope_layout = cfg_.rope_layout;
-  pc.rope_fraction = cfg_.rope_fraction;
-  pc.t5_buckets = cfg_.t5_buckets, pc.t5_max_distance = cfg_.t5_max_distance;
-  pc.causal = cfg_.causal, pc.dtype = cfg_.dtype;
-  pc.init_std = embedding_init_std(cfg_.embedding, C);  // a learned wpe starts like wte
-  pe_ = make_posenc(pc, gen);
+  pe_ = make_posenc(cfg_.posenc(), gen);
   double proj_std = 0.02 / std::sqrt(2.0 * cfg_.n_layer);
   for (int64_t i = 0; i < cfg_.n_layer; ++i)
     blocks_.emplace_back(C, cfg_.n_head, cfg_.causal, gen, proj_std, cfg_.dtype);
   ln_f_ = LayerNorm(C, cfg_.dtype);
-  pe_->set_scaling({ScalingKind::none, 0, cfg_.block_size});
+  scaling_ = {ScalingKind::none, 0, cfg_.block_size};
   to(cfg_.device);
+}
+
+PosencConfig GPTConfig::posenc() const {
+  PosencConfig pc;
+  pc.kind = pe, pc.d_model = n_embd, pc.n_head = n_head, pc.max_len = max_len;
+  pc.theta = rope_theta, pc.rope_layout = rope_layout, pc.rope_fraction = rope_fraction;
+  pc.t5_buckets = t5_buckets, pc.t5_max_distance = t5_max_distance;
+  pc.causal = causal, pc.dtype = dtype;
+  pc.init_std = embedding_init_std(embedding, n_embd);  // a learned wpe starts like wte
+  return pc;
+}
+
+void GPT::set_scaling(const RopeScaling& s) {
+  if (s.kind != ScalingKind::none && cfg_.pe != PeKind::rope)
+    fail("--rope-scaling: ", scaling_name(s.kind),
+         " applies only to pe = rope, but this model has pe = ", pe_name(cfg_.pe));
+  scaling_ = s;
+}
+
+PositionContext GPT::positions(int64_t q_pos0, int64_t Tq, int64_t offset) const {
+  PositionContext at;
+  at.q_pos0 = q_pos0, at.Tq = Tq, at.Tk = q_pos0 + Tq, at.offset = offset, at.scaling = scaling_;
+  return pe_->context(at, cfg_.dtype, cfg_.device);
 }
 
 void GPT::to(Device device) {
@@ -79,7 +81,7 @@ static Interventions checked(const Interventions& in, const GPTConfig& cfg, int6
     fail("--position-offset: expected P >= 0, but got ", iv.position_offset);
   if (iv.attention_window < 0)
     fail("--attention-window: expected W >= 1, but got ", iv.attention_window);
-  if (cfg.pe == PeKind::learned && iv.position_offset + T > cfg.max_len)
+  if (cfg.pe == PeKind::learned && iv.position_offset > 0 && iv.position_offset + T > cfg.max_len)
     fail("--position-offset: positions ", iv.position_offset, "..", iv.position_offset + T - 1,
          " need P + L = ", iv.position_offset + T,
          " <= max_len, but the learned table has max_len = ", cfg.max_len);
@@ -90,8 +92,9 @@ Tensor GPT::logits(const Ids& ids, const Interventions& in) const {
   if (ids.shape.size() != 2)
     fail("model: expected ids of shape (B,T), but got ", shape_str(ids.shape));
   const Interventions iv = checked(in, cfg_, ids.shape[1]);
-  Tensor x = pe_->add_to_embeddings(wte_.forward(ids), iv.position_offset);
-  for (const Block& b : blocks_) x = b.forward(x, *pe_, iv);
+  const PositionContext at = positions(0, ids.shape[1], iv.position_offset);
+  Tensor x = pe_->add_to_embeddings(wte_.forward(ids), at);
+  for (const Block& b : blocks_) x = b.forward(x, *pe_, at, iv);
   return head(x);
 }
 
@@ -108,10 +111,11 @@ Tensor GPT::attention_map(const Ids& ids, int64_t layer) const {
   if (layer < 0 || layer >= cfg_.n_layer)
     fail("attention_map: layer ", layer, " out of range for ", cfg_.n_layer, " layers");
   NoGrad no_grad;
-  Tensor x = pe_->add_to_embeddings(wte_.forward(ids), 0);
-  for (int64_t i = 0; i < layer; ++i) x = blocks_[i].forward(x, *pe_);
+  const PositionContext at = positions(0, ids.shape[1], 0);
+  Tensor x = pe_->add_to_embeddings(wte_.forward(ids), at);
+  for (int64_t i = 0; i < layer; ++i) x = blocks_[i].forward(x, *pe_, at);
   const Block& b = blocks_[layer];
-  return b.attn.probabilities(b.ln_1.forward(x), *pe_);
+  return b.attn.probabilities(b.ln_1.forward(x), *pe_, at);
 }
 
 KVCache GPT::new_cache(int64_t capacity) const {
@@ -127,9 +131,10 @@ Tensor GPT::decode(const Ids& ids, KVCache& cache) const {
   NoGrad no_grad;
   if (ids.shape.size() != 2 || ids.shape[0] != 1)
     fail("decode: expected ids of shape (1,T), but got ", shape_str(ids.shape));
-  Tensor x = pe_->add_to_embeddings(wte_.forward(ids), cache.len());
+  const PositionContext at = positions(cache.len(), ids.shape[1], 0);
+  Tensor x = pe_->add_to_embeddings(wte_.forward(ids), at);
   for (size_t i = 0; i < blocks_.size(); ++i)
-    x = blocks_[i].forward_cached(x, *pe_, cache.layers[i]);
+    x = blocks_[i].forward_cached(x, *pe_, at, cache.layers[i]);
   return head(x);
 }
 

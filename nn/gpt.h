@@ -37,6 +37,8 @@ struct GPTConfig {
   Device device = Device::cpu;  // where parameters, activations and optimizer state live
 
   void validate() const;  // every bad value named, with the flag that sets it
+  // The scheme's part of this config (posenc.h), with its learned table's initial std.
+  PosencConfig posenc() const;
 };
 
 struct KVCache {
@@ -56,6 +58,10 @@ class GPT {
               const Interventions& iv = {}) const;
   // Attention probabilities (B,H,T,T) of block `layer` for ids (B,T).
   Tensor attention_map(const Ids& ids, int64_t layer) const;
+  // RoPE's scaling (rope_scaling.h), read by every forward from here on: evaluation at other
+  // lengths, or training under a scaling. Other schemes refuse any kind but none.
+  void set_scaling(const RopeScaling& s);
+  const RopeScaling& scaling() const { return scaling_; }
   // Incremental decoding: feeds ids (1,T) after what the cache holds -> logits (1,T,V).
   KVCache new_cache(int64_t capacity) const;
   Tensor decode(const Ids& ids, KVCache& cache) const;
@@ -67,12 +73,15 @@ class GPT {
   const GPTConfig& config() const { return cfg_; }
   std::vector<NamedParam> parameters() const;  // nanoGPT names, checkpoint order
   int64_t num_parameters() const;
-  PositionalEncoding& posenc() { return *pe_; }
   const PositionalEncoding& posenc() const { return *pe_; }
 
  private:
   Tensor head(const Tensor& x) const;  // ln_f then the tied projection -> (B,T,V)
+  // The positions of a forward (queries at offset + q_pos0 + [0, Tq), keys at offset +
+  // [0, q_pos0 + Tq)) with the scheme's tables built for them, once for every layer.
+  PositionContext positions(int64_t q_pos0, int64_t Tq, int64_t offset) const;
   GPTConfig cfg_;
+  RopeScaling scaling_;  // kind none: the training positions as they are
   Embedding wte_;
   std::unique_ptr<PositionalEncoding> pe_;
   std::vector<Block> blocks_;

@@ -38,15 +38,18 @@ Tensor alibi_bias(const std::vector<double>& slopes, int64_t q_pos0, int64_t Tq,
   return Tensor::from_vector(b, {H, W}, dtype);
 }
 
-// offset: ignored, the bias depends on i - j alone (a test says so).
-AttentionTerms ALiBi::attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0,
-                                      bool /*causal*/, int64_t /*offset*/) const {
-  int64_t Tq = q.size(1), Tk = k.size(1);
-  Cached& c = cached_;
-  bool same = c.table.defined() && c.q_pos0 == q_pos0 && c.Tq == Tq && c.Tk == Tk &&
-              c.table.dtype() == q.dtype() && c.table.device() == q.device();
-  if (!same) c = {q_pos0, Tq, Tk, alibi_bias(slopes_, q_pos0, Tq, Tk, q.dtype()).to(q.device())};
-  return {q, k, c.table, Tensor()};
+// ctx.offset: ignored, the bias depends on i - j alone (a test says so).
+void ALiBi::build(PositionContext& ctx, DType dtype, Device device) const {
+  ctx.rel_bias = alibi_bias(slopes_, ctx.q_pos0, ctx.Tq, ctx.Tk, dtype).to(device);
+}
+
+AttentionTerms ALiBi::attention_terms(const Tensor& q, const Tensor& k, bool /*causal*/,
+                                      const PositionContext& ctx) const {
+  if (q.size(1) != ctx.Tq || k.size(1) != ctx.Tk || !ctx.rel_bias.defined())
+    fail("alibi: expected q and k of the context's Tq = ", ctx.Tq, " and Tk = ", ctx.Tk,
+         " positions, built by this scheme, but got q ", shape_str(q.shape()), " and k ",
+         shape_str(k.shape()));
+  return {q, k, ctx.rel_bias, Tensor()};
 }
 
 }  // namespace poslab

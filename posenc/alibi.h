@@ -42,19 +42,17 @@ class ALiBi final : public PositionalEncoding {
  public:
   explicit ALiBi(int64_t n_head) : slopes_(alibi_slopes(n_head)) {}
   PeKind kind() const override { return PeKind::alibi; }
-  AttentionTerms attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0, bool causal,
-                                 int64_t offset = 0) const override;
+  // q and k as given, and ctx.rel_bias: the table of the forward's positions, built once for
+  // every layer (build) and copied to the GPU there.
+  AttentionTerms attention_terms(const Tensor& q, const Tensor& k, bool causal,
+                                 const PositionContext& ctx) const override;
   const std::vector<double>& slopes() const { return slopes_; }
+
+ protected:
+  void build(PositionContext& ctx, DType dtype, Device device) const override;
 
  private:
   std::vector<double> slopes_;
-  // The last table made: every layer of a forward asks for the same one, so it is built (and
-  // copied to the GPU) once per forward, not once per layer.
-  struct Cached {
-    int64_t q_pos0 = -1, Tq = 0, Tk = 0;
-    Tensor table;
-  };
-  mutable Cached cached_;
 };
 
 }  // namespace poslab

@@ -10,8 +10,8 @@ LearnedPE::LearnedPE(int64_t max_len, int64_t d_model, Generator& gen, DType dty
 }
 
 // x: (B,T,C) -> x + wpe[pos0 .. pos0+T)  (broadcast over B)
-Tensor LearnedPE::add_to_embeddings(const Tensor& x, int64_t pos0) const {
-  int64_t T = x.size(1), L = pos0 + T, max_len = wpe_.size(0);
+Tensor LearnedPE::add_to_embeddings(const Tensor& x, const PositionContext& ctx) const {
+  int64_t pos0 = ctx.offset + ctx.q_pos0, T = x.size(1), L = pos0 + T, max_len = wpe_.size(0);
   if (L > max_len)
     fail("learned: a window of length L = ", L, " needs positions up to ", L - 1,
          ", but the table has max_len = ", max_len, " rows (train with --max-len ", L, " or more)");

@@ -17,7 +17,8 @@ class LearnedPE final : public PositionalEncoding {
   LearnedPE(int64_t max_len, int64_t d_model, Generator& gen, DType dtype = DType::f32,
             double init_std = 0.02);
   PeKind kind() const override { return PeKind::learned; }
-  Tensor add_to_embeddings(const Tensor& x, int64_t pos0) const override;
+  // x: (B,T,C) -> x + wpe[P .. P+T), P = ctx.offset + ctx.q_pos0
+  Tensor add_to_embeddings(const Tensor& x, const PositionContext& ctx) const override;
   std::vector<std::pair<std::string, Tensor>> parameters() const override {
     return {{"transformer.wpe.weight", wpe_}};
   }

@@ -62,6 +62,27 @@ struct PosencConfig {
   double init_std = 0.02;
 };
 
+// The positions of one forward, and what the scheme builds from them once for that forward:
+// the embeddings and every layer read the same context, and a scheme holds no state of its
+// own, so its methods are functions of their inputs. GPT fills the positions; the scheme's
+// context() builds its tables (each scheme only its own fields).
+struct PositionContext {
+  // Queries at positions offset + q_pos0 + [0, Tq), keys at offset + [0, Tk): a full forward
+  // has q_pos0 = 0 and Tq = Tk = T; a decoding step, the Tq new tokens after q_pos0 cached ones
+  // (Tk = q_pos0 + Tq).
+  int64_t q_pos0 = 0, Tq = 0, Tk = 0;
+  // The evaluation's --position-offset: the whole window sits offset positions further on.
+  // Only absolute schemes see it (RoPE's angles, learned and sinusoidal rows); relative biases
+  // depend on i - j alone.
+  int64_t offset = 0;
+  RopeScaling scaling;  // rope: the evaluation-time scaling (kind none in training)
+  // Built by the scheme (PositionalEncoding::context), in the model's dtype and on its device:
+  Tensor pe;         // sinusoidal: (Tq, C), the table rows of the query positions
+  Tensor cos, sin;   // rope (not dynamic): (Tk, r/2), the angles of key positions offset + [0, Tk)
+  Tensor rel_bias;   // alibi: (H, Tq+Tk-1), AttentionTerms::rel_bias
+  Tensor row_freqs;  // rope, dynamic scaling: (Tq, r/2) f64, AttentionTerms::row_freqs
+};
+
 // What a scheme hands the attention op for queries at positions q_pos0 .. q_pos0+Tq-1 and keys
 // at positions 0 .. Tk-1 (place 2). P_i = q_pos0 + i is the position of query row i.
 struct AttentionTerms {
@@ -80,24 +101,35 @@ class PositionalEncoding {
  public:
   virtual ~PositionalEncoding() = default;
   virtual PeKind kind() const = 0;
-  // Place 1. x: (B,T,C) at positions pos0..pos0+T-1. Default: unchanged.
-  virtual Tensor add_to_embeddings(const Tensor& x, int64_t /*pos0*/) const { return x; }
-  // Place 2. q: (B,Tq,H,D) at positions q_pos0..; k: (B,Tk,H,D) at positions 0..Tk-1 (Tk is
-  // the length of the whole context, which RoPE scaling picks s from). offset (the evaluation's
-  // --position-offset): the whole window sits offset positions further on, so query row i is at
-  // offset + q_pos0 + i and key j at offset + j; only absolute schemes care (RoPE's angles;
-  // relative biases depend on i - j alone). Default: q and k as given, no bias.
-  virtual AttentionTerms attention_terms(const Tensor& q, const Tensor& k, int64_t /*q_pos0*/,
-                                         bool /*causal*/, int64_t /*offset*/ = 0) const {
+  // The context of one forward: `at` with its positions filled in, and the scheme's tables
+  // built for them. Checks the scaling (rope only) and the offset (>= 0).
+  PositionContext context(const PositionContext& at, DType dtype, Device device) const;
+  // Place 1. x: (B,Tq,C) at the query positions of `ctx`. Default: unchanged.
+  virtual Tensor add_to_embeddings(const Tensor& x, const PositionContext& /*ctx*/) const {
+    return x;
+  }
+  // Place 2. q: (B,Tq,H,D), k: (B,Tk,H,D) at the positions of `ctx` (Tk is the length of the
+  // whole context, which RoPE scaling picks s from). Default: q and k as given, no bias.
+  virtual AttentionTerms attention_terms(const Tensor& q, const Tensor& k, bool /*causal*/,
+                                         const PositionContext& /*ctx*/) const {
     return {q, k, Tensor(), Tensor()};
   }
   // Learned parameters with their checkpoint names (docs/formats.md).
   virtual std::vector<std::pair<std::string, Tensor>> parameters() const { return {}; }
-  // RoPE only: evaluation-time scaling. Other schemes refuse it.
-  virtual void set_scaling(const RopeScaling& s);
   // Moves the learned parameters to `device` (GPT::to). Default: nothing to move.
   virtual void to(Device /*device*/) {}
+
+ protected:
+  // Fills the scheme's fields of ctx (its positions are set and checked). Default: none.
+  virtual void build(PositionContext& /*ctx*/, DType /*dtype*/, Device /*device*/) const {}
 };
+
+// For one call on its own (tests, benchmarks): the terms of q at positions q_pos0.. and k at
+// 0.. (offset 0), with a context built for just this call.
+AttentionTerms attention_terms_at(const PositionalEncoding& pe, const Tensor& q, const Tensor& k,
+                                  int64_t q_pos0, bool causal, const RopeScaling& scaling = {});
+// x: (B,T,C) at positions pos0..pos0+T-1, likewise.
+Tensor add_to_embeddings_at(const PositionalEncoding& pe, const Tensor& x, int64_t pos0);
 
 std::unique_ptr<PositionalEncoding> make_posenc(const PosencConfig& cfg, Generator& gen);
 

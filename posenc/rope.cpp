@@ -1,22 +1,27 @@
 #include "posenc/rope.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "posenc/rope_kernels.h"
 
 namespace poslab {
 
+void validate_rope(int64_t head_dim, double theta, double fraction) {
+  if (head_dim % 2 != 0)
+    fail("rope: expected an even head dim D = d/heads (--d, --heads; RoPE rotates pairs of dims), ",
+         "but got D = ", head_dim);
+  if (!(theta > 1)) fail("rope: expected --theta > 1, but got ", theta);
+  if (!(fraction > 0 && fraction <= 1))
+    fail("rope: expected a --rope-fraction f in (0, 1], but got ", fraction);
+  int64_t r = rope_rotated_dims(head_dim, fraction);
+  if (r < 2)
+    fail("rope: --rope-fraction f = ", fraction, " rotates r = 2 floor(f D / 2) = ", r,
+         " of D = ", head_dim, " dims of a head; expected at least one pair (r >= 2)");
+}
+
 RoPE::RoPE(int64_t head_dim, double theta, RopeLayout layout, double fraction)
     : d_(head_dim), r_(rope_rotated_dims(head_dim, fraction)), theta_(theta), layout_(layout) {
-  if (head_dim % 2 != 0)
-    fail("rope: expected an even head dim D (RoPE rotates pairs of dims), but got D = ", head_dim);
-  if (!(theta > 1)) fail("rope: expected theta > 1, but got ", theta);
-  if (!(fraction > 0 && fraction <= 1))
-    fail("rope: expected a rope fraction f in (0, 1], but got ", fraction);
-  if (r_ < 2)
-    fail("rope: rope fraction f = ", fraction, " rotates r = 2 floor(f D / 2) = ", r_,
-         " of D = ", head_dim, " dims; expected at least one pair (r >= 2)");
+  validate_rope(head_dim, theta, fraction);
 }
 
 void rope_tables(const RopeFrequencies& f, int64_t pos0, int64_t T, DType dtype, Tensor* cos,
@@ -114,44 +119,56 @@ static Tensor interleaved_order(const Tensor& x, int64_t r) {
   return y;
 }
 
-AttentionTerms RoPE::attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0, bool causal,
-                                     int64_t offset) const {
-  int64_t L = k.size(1);
-  if (offset < 0) fail("rope: expected a position offset >= 0, but got ", offset);
-  if (offset > 0 && scaling_.kind != ScalingKind::none)
+void RoPE::build(PositionContext& ctx, DType dtype, Device device) const {
+  const RopeScaling& sc = ctx.scaling;
+  if (ctx.offset > 0 && sc.kind != ScalingKind::none)
     fail("--position-offset: only defined with --rope-scaling none (a scaling picks its factor ",
          "from the window's length, not its positions), but got --rope-scaling ",
-         scaling_name(scaling_.kind));
-  if (scaling_.kind != ScalingKind::dynamic)
-    return {rotate(q, offset + q_pos0, L), rotate(k, offset, L), Tensor(), Tensor()};
-  if (!causal) fail("rope: dynamic scaling needs a causal model");
-  if (q.dim() != 4 || q.size(3) != d_)
-    fail("rope: expected q (B,T,H,D) with D = ", d_, ", but got ", shape_str(q.shape()));
-  Tensor w = dynamic_row_frequencies(d_, r_, theta_, scaling_.train_len, q_pos0, q.size(1));
-  if (layout_ == RopeLayout::interleaved) return {q, k, Tensor(), w.to(q.device())};
-  return {interleaved_order(q, r_), interleaved_order(k, r_), Tensor(), w.to(q.device())};
+         scaling_name(sc.kind));
+  if (sc.kind == ScalingKind::dynamic) {
+    Tensor w = dynamic_row_frequencies(d_, r_, theta_, sc.train_len, ctx.q_pos0, ctx.Tq);
+    ctx.row_freqs = w.to(device);
+    return;
+  }
+  // the scaling picks s from the context's length L = Tk (rope_scaling.h)
+  RopeFrequencies f = rope_frequencies(r_, theta_, sc, ctx.Tk);
+  rope_tables(f, ctx.offset, ctx.Tk, dtype, &ctx.cos, &ctx.sin);
+  ctx.cos = ctx.cos.to(device), ctx.sin = ctx.sin.to(device);
 }
 
-// x: (B,T,H,D) at positions pos0..pos0+T-1 in a context of length L.
-Tensor RoPE::rotate(const Tensor& x, int64_t pos0, int64_t L) const {
+AttentionTerms RoPE::attention_terms(const Tensor& q, const Tensor& k, bool causal,
+                                     const PositionContext& ctx) const {
+  if (q.dim() != 4 || q.size(3) != d_ || q.size(1) != ctx.Tq || k.size(1) != ctx.Tk)
+    fail("rope: expected q (B,Tq,H,D) and k (B,Tk,H,D) with D = ", d_, ", Tq = ", ctx.Tq,
+         " and Tk = ", ctx.Tk, " (the context's), but got q ", shape_str(q.shape()), " and k ",
+         shape_str(k.shape()));
+  if (ctx.scaling.kind != ScalingKind::dynamic)
+    return {rotate(q, ctx, ctx.q_pos0), rotate(k, ctx, 0), Tensor(), Tensor()};
+  if (!causal) fail("rope: dynamic scaling needs a causal model");
+  if (layout_ == RopeLayout::interleaved) return {q, k, Tensor(), ctx.row_freqs};
+  return {interleaved_order(q, r_), interleaved_order(k, r_), Tensor(), ctx.row_freqs};
+}
+
+// x: (B,T,H,D), its row t at the position of the tables' row row0 + t.
+Tensor RoPE::rotate(const Tensor& x, const PositionContext& ctx, int64_t row0) const {
   if (x.dim() != 4 || x.size(3) != d_)
     fail("rope: expected x (B,T,H,D) with D = ", d_, ", but got ", shape_str(x.shape()));
-  if (scaling_.kind == ScalingKind::dynamic)
+  if (ctx.scaling.kind == ScalingKind::dynamic)
     fail(
         "rope: dynamic scaling rotates each query row with its own theta, inside attention "
         "(attention_terms), not as a separate rotation");
-  RopeFrequencies f = rope_frequencies(r_, theta_, scaling_, L);
-  int64_t end = pos0 + x.size(1);
-  Tables& t = tables_;
-  bool same = t.cos.defined() && t.f.freq == f.freq && t.f.pos_scale == f.pos_scale &&
-              t.f.mscale == f.mscale && t.dtype == x.dtype() && t.device == x.device();
-  if (!same || t.cos.size(0) < end) {
-    int64_t rows = std::max<int64_t>(end, 256);
-    rope_tables(f, 0, rows, x.dtype(), &t.cos, &t.sin);
-    t.cos = t.cos.to(x.device()), t.sin = t.sin.to(x.device());
-    t.f = f, t.dtype = x.dtype(), t.device = x.device();
-  }
-  return rope_rotate(x, t.cos.slice(0, pos0, end), t.sin.slice(0, pos0, end), layout_);
+  int64_t end = row0 + x.size(1);
+  if (!ctx.cos.defined() || row0 < 0 || end > ctx.cos.size(0))
+    fail("rope: expected a context built by RoPE with rows [", row0, ", ", end,
+         ") of its tables, but they hold ", ctx.cos.defined() ? ctx.cos.size(0) : 0, " rows");
+  return rope_rotate(x, ctx.cos.slice(0, row0, end), ctx.sin.slice(0, row0, end), layout_);
+}
+
+Tensor rope_rotate_at(const RoPE& rope, const Tensor& x, int64_t pos0, int64_t L,
+                      const RopeScaling& scaling) {
+  PositionContext at;
+  at.q_pos0 = pos0, at.Tq = x.size(1), at.Tk = L, at.scaling = scaling;
+  return rope.rotate(x, rope.context(at, x.dtype(), x.device()), pos0);
 }
 
 }  // namespace poslab

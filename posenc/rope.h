@@ -56,42 +56,44 @@ Tensor rope_rotate(const Tensor& x, const Tensor& cos, const Tensor& sin,
 void rope_tables(const RopeFrequencies& f, int64_t pos0, int64_t T, DType dtype, Tensor* cos,
                  Tensor* sin);
 
+// RoPE's options, checked here once (by the scheme, and by GPTConfig::validate before a model
+// is built): D even, theta > 1, f in (0, 1] rotating at least one pair. Errors name the flag.
+void validate_rope(int64_t head_dim, double theta, double fraction);
+
 class RoPE final : public PositionalEncoding {
  public:
   RoPE(int64_t head_dim, double theta, RopeLayout layout = RopeLayout::interleaved,
        double fraction = 1);
   PeKind kind() const override { return PeKind::rope; }
-  // q and k rotated at their positions; with dynamic scaling, q and k as given and each query
-  // row's own frequencies (row_freqs), since no single rotation of the keys serves every row.
-  // offset: positions shift by it (q row i at offset + q_pos0 + i, key j at offset + j); only
-  // without scaling (the evaluation's --position-offset).
-  AttentionTerms attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0, bool causal,
-                                 int64_t offset = 0) const override;
-  // x: (B,T,H,D) (q or k) at positions pos0..pos0+T-1 in a context of length L (from which
-  // the scaling picks s), rotated. Not for dynamic scaling.
-  Tensor rotate(const Tensor& x, int64_t pos0, int64_t L) const;
-  void set_scaling(const RopeScaling& s) override { scaling_ = s; }
-  const RopeScaling& scaling() const { return scaling_; }
+  // q and k rotated at their positions (the context's tables); with dynamic scaling, q and k
+  // as given and each query row's own frequencies (row_freqs), since no single rotation of
+  // the keys serves every row. ctx.offset shifts the positions (q row i at offset + q_pos0 + i,
+  // key j at offset + j); only without scaling (the evaluation's --position-offset).
+  AttentionTerms attention_terms(const Tensor& q, const Tensor& k, bool causal,
+                                 const PositionContext& ctx) const override;
+  // x: (B,T,H,D) (q or k) rotated with rows [row0, row0+T) of the context's tables. Not for
+  // dynamic scaling.
+  Tensor rotate(const Tensor& x, const PositionContext& ctx, int64_t row0) const;
   int64_t head_dim() const { return d_; }
   int64_t rotated_dims() const { return r_; }
   RopeLayout layout() const { return layout_; }
   double theta() const { return theta_; }
 
+ protected:
+  // The cos/sin tables of the key positions offset + [0, Tk) under the context's scaling (the
+  // queries' are among them), or dynamic scaling's per-row frequencies: a forward rotates q and
+  // k of every layer with them, so they are built (and copied to the GPU) once per forward.
+  void build(PositionContext& ctx, DType dtype, Device device) const override;
+
  private:
   int64_t d_, r_;  // D, and r <= D the rotated dims
   double theta_;
   RopeLayout layout_;
-  RopeScaling scaling_;
-  // The cos/sin tables of positions [0, rows) for the last frequencies, dtype and device
-  // asked for: a forward rotates q and k of every layer with the same tables, so they are
-  // built (and copied to the GPU) once, not 2 x layers times per step.
-  struct Tables {
-    RopeFrequencies f;
-    DType dtype = DType::f32;
-    Device device = Device::cpu;
-    Tensor cos, sin;  // (rows, r/2)
-  };
-  mutable Tables tables_;
 };
+
+// For one rotation on its own (tests): x (B,T,H,D) at positions pos0..pos0+T-1 of a context of
+// L >= pos0 + T positions (from which `scaling` picks s), rotated with tables built for it.
+Tensor rope_rotate_at(const RoPE& rope, const Tensor& x, int64_t pos0, int64_t L,
+                      const RopeScaling& scaling = {});
 
 }  // namespace poslab

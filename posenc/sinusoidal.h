@@ -4,25 +4,31 @@
 //   PE[p, 2i]   = sin(p / 10000^(2i/C))
 //   PE[p, 2i+1] = cos(p / 10000^(2i/C))          x[b, t, :] += PE[pos0 + t, :]
 //
-// No parameters and no gradient (the table is a constant). Any length works: the table is
-// computed once, in double, and grown (recomputed) only when a longer window asks for it.
+// No parameters and no gradient (the table is a constant). Any length works: the rows a
+// forward needs are computed in double, once per forward (build), then rounded to the model's
+// dtype.
 #pragma once
 #include "posenc/posenc.h"
 
 namespace poslab {
 
+// Rows pos0 .. pos0+n-1 of the table, in double precision: (n, C).
+Tensor sinusoidal_table(int64_t d_model, int64_t pos0, int64_t n);
+
 class SinusoidalPE final : public PositionalEncoding {
  public:
   explicit SinusoidalPE(int64_t d_model) : d_(d_model) {}
   PeKind kind() const override { return PeKind::sinusoidal; }
-  Tensor add_to_embeddings(const Tensor& x, int64_t pos0) const override;
+  // x: (B,T,C) -> x + ctx.pe, the rows of positions ctx.offset + ctx.q_pos0 + [0, T)
+  Tensor add_to_embeddings(const Tensor& x, const PositionContext& ctx) const override;
   // The table rows [0, n) in double precision: (n, C).
-  Tensor table(int64_t n) const;
+  Tensor table(int64_t n) const { return sinusoidal_table(d_, 0, n); }
+
+ protected:
+  void build(PositionContext& ctx, DType dtype, Device device) const override;
 
  private:
   int64_t d_;
-  mutable Tensor cache_f64_, cache_f32_;  // (rows, C)
-  mutable Tensor cache_device_;           // a copy on the GPU, of the last dtype used there
 };
 
 }  // namespace poslab

@@ -61,13 +61,13 @@ T5Bias::T5Bias(int64_t n_head, const T5Options& o, Generator& gen, DType dtype) 
 
 // q and k as given; the bias table of every relative position this attention meets. Its bucket
 // form follows the model's mask (options().causal, checked against the call's).
-// offset: ignored, the buckets depend on i - j alone (a test says so).
-AttentionTerms T5Bias::attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0,
-                                       bool causal, int64_t /*offset*/) const {
+// ctx.offset: ignored, the buckets depend on i - j alone (a test says so).
+AttentionTerms T5Bias::attention_terms(const Tensor& q, const Tensor& k, bool causal,
+                                       const PositionContext& ctx) const {
   if (causal != opt_.causal)
     fail("t5: the table was built for a ", opt_.causal ? "causal" : "bidirectional",
          " model, but attention is ", causal ? "causal" : "bidirectional");
-  return {q, k, table(q_pos0, q.size(1), k.size(1)), Tensor()};
+  return {q, k, table(ctx.q_pos0, q.size(1), k.size(1)), Tensor()};
 }
 
 }  // namespace poslab

@@ -87,8 +87,9 @@ class T5Bias final : public PositionalEncoding {
  public:
   T5Bias(int64_t n_head, const T5Options& o, Generator& gen, DType dtype = DType::f32);
   PeKind kind() const override { return PeKind::t5; }
-  AttentionTerms attention_terms(const Tensor& q, const Tensor& k, int64_t q_pos0, bool causal,
-                                 int64_t offset = 0) const override;
+  // Its table is computed from the learned weights at every call (a gradient path per layer).
+  AttentionTerms attention_terms(const Tensor& q, const Tensor& k, bool causal,
+                                 const PositionContext& ctx) const override;
   const T5Options& options() const { return opt_; }
   const Tensor& weight() const { return rel_bias_; }  // (num_buckets, H)
   // t5_bias_table of this table (H, Tq+Tk-1)

@@ -183,7 +183,7 @@ int cmd_eval(int argc, char** argv) {
       fail("--factor: dynamic scaling picks s per position; it takes no --factor");
     sc.factor = a.number("factor", 0, 1, 1e9);
   }
-  ck.model->posenc().set_scaling(sc);
+  ck.model->set_scaling(sc);
   Interventions iv;
   iv.position_offset = a.integer("position-offset", 0, 0, INT64_MAX / 2);
   iv.attention_window = a.integer("attention-window", 0, 1, INT64_MAX / 2);
@@ -262,7 +262,7 @@ int cmd_generate(int argc, char** argv) {
   std::vector<std::string> vocab = load_vocab(vpath);
   check_pairing(*ck.model, ckpt, vocab, vpath);
   if (a.has("rope-scaling"))
-    ck.model->posenc().set_scaling(
+    ck.model->set_scaling(
         {parse_scaling(a.str("rope-scaling", "")), 0, ck.model->config().block_size});
   std::string prompt = a.str("prompt", "");
   if (prompt.empty()) prompt.push_back('\n');  // start from a line break

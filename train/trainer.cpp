@@ -244,7 +244,7 @@ class Trainer {
         gen_(o_.seed ^ 0x9e3779b97f4a7c15ULL) {  // the batch sampler
     for (const NamedParam& p : adam_.params()) params_.push_back(p.tensor);
     if (!o_.init_from.empty()) start_from(o_.init_from);
-    if (o_.rope_scaling.kind != ScalingKind::none) model_.posenc().set_scaling(o_.rope_scaling);
+    if (o_.rope_scaling.kind != ScalingKind::none) model_.set_scaling(o_.rope_scaling);
   }
   // --resume: the state of the last checkpoint. False when the run had already finished.
   bool resume();

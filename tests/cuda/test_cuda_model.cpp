@@ -179,10 +179,10 @@ TEST_CASE("cuda: RoPE with every scaling, and dynamic-NTK attention", "[cuda]") 
            {ScalingKind::none, ScalingKind::linear, ScalingKind::ntk, ScalingKind::yarn}) {
         INFO(rope_layout_name(layout) << " f = " << f << " scaling " << scaling_name(sk));
         RoPE rope(16, 10000, layout, f);
-        rope.set_scaling({sk, 0, 64});
+        const RopeScaling sc{sk, 0, 64};
         Tensor x = randn({2, 200, 3, 16}, 40);
         Tensor xc = leaf(x, Device::cpu), xg = leaf(x, Device::cuda);
-        Tensor yc = rope.rotate(xc, 3, 203), yg = rope.rotate(xg, 3, 203);
+        Tensor yc = rope_rotate_at(rope, xc, 3, 203, sc), yg = rope_rotate_at(rope, xg, 3, 203, sc);
         REQUIRE_CLOSE(yg, yc, 1e-6, 1e-6);
         Tensor w = randn(yc.shape(), 41);
         backward(sum(mul(yc, w)));
@@ -199,10 +199,10 @@ TEST_CASE("cuda: RoPE with every scaling, and dynamic-NTK attention", "[cuda]") 
     for (double f : {1.0, 0.4}) {  // r = 16, 6 of 16
       INFO("dynamic " << rope_layout_name(layout) << " f = " << f);
       RoPE rope(16, 10000, layout, f);
-      rope.set_scaling({ScalingKind::dynamic, 0, 64});
+      const RopeScaling sc{ScalingKind::dynamic, 0, 64};
       auto dynamic = [&](const Tensor& q, int64_t q_pos0) {
-        AttentionTerms t =
-            rope.attention_terms(q, q.device() == Device::cuda ? on_gpu(k) : k, q_pos0, true);
+        AttentionTerms t = attention_terms_at(rope, q, q.device() == Device::cuda ? on_gpu(k) : k,
+                                              q_pos0, true, sc);
         AttentionOptions o;
         o.q_pos0 = q_pos0;
         o.row_freqs = t.row_freqs;
@@ -308,8 +308,8 @@ TEST_CASE("cuda: evaluation at 512 for every scheme and every RoPE scaling", "[c
       GPTConfig cc = canonical(pe), cg = canonical(pe);
       cg.device = Device::cuda;
       GPT mc(cc, 5), mg(cg, 5);
-      mc.posenc().set_scaling({sk, 0, 256});
-      mg.posenc().set_scaling({sk, 0, 256});
+      mc.set_scaling({sk, 0, 256});
+      mg.set_scaling({sk, 0, 256});
       Tensor rc, rg;
       double lc = mc.loss(x, y, &rc).item(), lg = mg.loss(x, y, &rg).item();
       REQUIRE(lg == Approx(lc).epsilon(1e-5));
@@ -333,7 +333,7 @@ TEST_CASE("cuda: KV-cache decoding equals recomputation, every scheme", "[cuda]"
     c.block_size = 16;  // so that dynamic scaling changes theta while decoding
     c.device = Device::cuda;
     GPT m(c, 7);
-    if (c.pe == PeKind::rope) m.posenc().set_scaling({ScalingKind::dynamic, 0, 16});
+    if (c.pe == PeKind::rope) m.set_scaling({ScalingKind::dynamic, 0, 16});
     Tensor full = m.logits(ids);  // (1,40,V) at once
     KVCache cache = m.new_cache(40);
     Ids first{std::vector<int32_t>(ids.data.begin(), ids.data.begin() + 10), {1, 10}};

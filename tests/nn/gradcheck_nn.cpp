@@ -33,7 +33,7 @@ void check_through_scheme(const std::string& op, const PositionalEncoding& pe, c
   CHECK_GRADCHECK(
       op,
       [&pe, causal](auto& v) {
-        AttentionTerms t = pe.attention_terms(v[0], v[1], 0, causal);
+        AttentionTerms t = attention_terms_at(pe, v[0], v[1], 0, causal);
         AttentionOptions o;
         o.causal = causal;
         o.rel_bias = t.rel_bias;
@@ -150,7 +150,7 @@ TEST_CASE("gradcheck: t5: attention through the t5 bias, and the table's gradien
       CHECK_GRADCHECK(
           "t5: attention, queries at " + std::to_string(q_pos0) + ".." + std::to_string(19) + form,
           [&, q_pos0](auto&) {
-            AttentionTerms t = t5.attention_terms(q, k, q_pos0, causal);
+            AttentionTerms t = attention_terms_at(t5, q, k, q_pos0, causal);
             AttentionOptions o;
             o.causal = causal, o.q_pos0 = q_pos0, o.rel_bias = t.rel_bias;
             return attention(t.q, t.k, v, o);
@@ -175,8 +175,11 @@ TEST_CASE("gradcheck: ops: one Block, every parameter", "[gradcheck][nn]") {
   }
   REQUIRE(params.size() == 12);
   RoPE rope(4, 10000);
+  PositionContext at;
+  at.Tq = at.Tk = 5;
+  at = rope.context(at, DType::f64, Device::cpu);  // x's 5 positions
   CHECK_GRADCHECK(
-      "ops: Block (rope, causal)", [&](auto& v) { return blk.forward(v[0], rope); }, inputs,
+      "ops: Block (rope, causal)", [&](auto& v) { return blk.forward(v[0], rope, at); }, inputs,
       named(names));
 }
 

@@ -41,8 +41,8 @@ TEST_CASE("ALiBi at positions in the millions: same attention as near the keys",
   AttentionOptions far, near;
   far.q_pos0 = 1000000;
   near.q_pos0 = 5;
-  far.rel_bias = alibi.attention_terms(q, k, far.q_pos0, true).rel_bias;
-  near.rel_bias = alibi.attention_terms(q, k, near.q_pos0, true).rel_bias;
+  far.rel_bias = attention_terms_at(alibi, q, k, far.q_pos0, true).rel_bias;
+  near.rel_bias = attention_terms_at(alibi, q, k, near.q_pos0, true).rel_bias;
   NoGrad ng;
   Tensor a = attention(q, k, v, far), b = attention(q, k, v, near);
   REQUIRE(kernel::all_finite(a));

@@ -61,7 +61,7 @@ TEST_CASE("cached decoding equals recomputing the whole prefix, for every scheme
       cfg.block_size = 4;  // decode past T0 so dynamic scaling changes with the length
       cfg.max_len = 16;
       GPT m(cfg, 5);
-      m.posenc().set_scaling({sk, 0, cfg.block_size});
+      m.set_scaling({sk, 0, cfg.block_size});
       KVCache cache = m.new_cache(16);
       double worst = 0;
       for (size_t t = 0; t < toks.size(); ++t) {
@@ -88,11 +88,11 @@ TEST_CASE("dynamic scaling equals ntk with each row's own s, and plain RoPE belo
   Ids ids{{1, 2, 3, 4, 5, 6, 0, 1}, {1, 8}};
   NoGrad ng;
   Tensor plain = m.logits(ids);
-  m.posenc().set_scaling({ScalingKind::dynamic, 0, 4});
+  m.set_scaling({ScalingKind::dynamic, 0, 4});
   Tensor dyn = m.logits(ids);
   for (int64_t t = 0; t < 8; ++t) {
     // row t uses s = max(1, (t+1)/4): the same as ntk with that factor on the prefix 0..t
-    m.posenc().set_scaling({ScalingKind::ntk, std::max(1.0, (t + 1) / 4.0), 4});
+    m.set_scaling({ScalingKind::ntk, std::max(1.0, (t + 1) / 4.0), 4});
     Ids prefix{std::vector<int32_t>(ids.data.begin(), ids.data.begin() + t + 1), {1, t + 1}};
     Tensor ref = m.logits(prefix);
     for (int v = 0; v < 7; ++v) {

@@ -77,7 +77,7 @@ TEST_CASE("RoPE half layout is interleaved with permuted q/k rows", "[nn][posenc
       for (size_t p = 0; p < a.size(); ++p) b[p].tensor.copy_(a[p].tensor);
     }
     for (ScalingKind sk : kScalings) {
-      for (GPT* m : {&inter, &half, &unpermuted}) m->posenc().set_scaling({sk, 0, 4});
+      for (GPT* m : {&inter, &half, &unpermuted}) m->set_scaling({sk, 0, 4});
       NoGrad ng;
       Tensor want = inter.logits(ids);
       double gap = max_diff(half.logits(ids), want), wrong = max_diff(unpermuted.logits(ids), want);
@@ -100,7 +100,7 @@ TEST_CASE("cached decoding equals the full forward, every RoPE layout x fraction
         // a fixed s = 2.5 for the methods whose s would otherwise follow the window length
         // (the full forward and each decoding step see different lengths); dynamic follows
         // each row's own length by definition
-        m.posenc().set_scaling({sk, sk == ScalingKind::dynamic ? 0 : 2.5, 4});
+        m.set_scaling({sk, sk == ScalingKind::dynamic ? 0 : 2.5, 4});
         KVCache cache = m.new_cache(16);
         double worst = 0;
         Tensor full;

@@ -36,13 +36,13 @@ TEST_CASE("gradcheck: rope: the rotation with every scaling's tables", "[gradche
   for (ScalingKind k :
        {ScalingKind::none, ScalingKind::linear, ScalingKind::ntk, ScalingKind::yarn}) {
     RoPE rope(8, 10000);
-    rope.set_scaling({k, 4, 8});
+    const RopeScaling sc{k, 4, 8};
     std::string what = k == ScalingKind::none
                            ? "no scaling"
                            : std::string("scaling ") + scaling_name(k) + " (s = 4)";
     CHECK_GRADCHECK(
-        "rope: rotate, " + what, [&rope](auto& v) { return rope.rotate(v[0], 26, 32); }, {x},
-        named({"x"}));
+        "rope: rotate, " + what,
+        [&rope, sc](auto& v) { return rope_rotate_at(rope, v[0], 26, 32, sc); }, {x}, named({"x"}));
   }
   // dynamic: each row's own frequencies (dynamic_row_frequencies, what attention receives),
   // as cos/sin tables of the row's position: row t is rotated as the query at t would be
@@ -73,13 +73,14 @@ TEST_CASE("gradcheck: rope: half layout and partial rotation, every scaling's ta
            {ScalingKind::none, ScalingKind::linear, ScalingKind::ntk, ScalingKind::yarn}) {
         if (layout == RopeLayout::interleaved && f == 1) continue;  // the case above
         RoPE rope(12, 10000, layout, f);
-        rope.set_scaling({k, 4, 8});
+        const RopeScaling sc{k, 4, 8};
         char name[96];
         std::snprintf(name, sizeof name, "rope: rotate, %s, r = %lld of 12, scaling %s",
                       rope_layout_name(layout), static_cast<long long>(rope.rotated_dims()),
                       scaling_name(k));
         CHECK_GRADCHECK(
-            name, [&rope](auto& v) { return rope.rotate(v[0], 2, 16); }, {x}, named({"x"}));
+            name, [&rope, sc](auto& v) { return rope_rotate_at(rope, v[0], 2, 16, sc); }, {x},
+            named({"x"}));
       }
 }
 
@@ -89,15 +90,15 @@ TEST_CASE("gradcheck: learned: the position table added to the embeddings", "[gr
   Tensor wpe = pe.parameters()[0].second;
   Tensor x = rand_leaf({2, 4, 4}, 6);
   CHECK_GRADCHECK(
-      "learned: x + wpe[1..5)", [&pe](auto& v) { return pe.add_to_embeddings(v[0], 1); }, {x, wpe},
-      named({"x", "wpe"}));
+      "learned: x + wpe[1..5)", [&pe](auto& v) { return add_to_embeddings_at(pe, v[0], 1); },
+      {x, wpe}, named({"x", "wpe"}));
 }
 
 TEST_CASE("gradcheck: sinusoidal: the fixed table added to the embeddings", "[gradcheck][posenc]") {
   SinusoidalPE pe(16);
   Tensor x = rand_leaf({2, 5, 16}, 4);
   CHECK_GRADCHECK(
-      "sinusoidal: x + PE[3..8)", [&pe](auto& v) { return pe.add_to_embeddings(v[0], 3); }, {x},
+      "sinusoidal: x + PE[3..8)", [&pe](auto& v) { return add_to_embeddings_at(pe, v[0], 3); }, {x},
       named({"x"}));
 }
 

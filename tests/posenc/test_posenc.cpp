@@ -22,7 +22,7 @@ TEST_CASE("RoPE options: which dims are rotated, and which pairs", "[posenc]") {
     RoPE rope(12, 10000, layout, f);
     Tensor x = Tensor::zeros({1, 2, 1, 12}, DType::f64);
     x.slice(1, 1, 2).slice(3, lo, lo + 1).fill_(1.0);
-    Tensor y = rope.rotate(x, 0, 2);
+    Tensor y = rope_rotate_at(rope, x, 0, 2);
     std::vector<int64_t> nonzero;
     for (int64_t d = 0; d < 12; ++d)
       if (std::abs(y.at({0, 1, 0, d})) > 1e-12) nonzero.push_back(d);
@@ -91,7 +91,7 @@ TEST_CASE("sinusoidal values equal the formula at spot positions", "[posenc]") {
 TEST_CASE("learned table: a clear error past max_len", "[posenc]") {
   Generator g(5);
   LearnedPE pe(6, 4, g, DType::f64);
-  REQUIRE_THROWS_WITH(pe.add_to_embeddings(Tensor::zeros({1, 8, 4}, DType::f64), 0),
+  REQUIRE_THROWS_WITH(add_to_embeddings_at(pe, Tensor::zeros({1, 8, 4}, DType::f64), 0),
                       Contains("L = 8") && Contains("max_len = 6"));
 }
 
@@ -143,6 +143,8 @@ TEST_CASE("unknown --pe and --rope-scaling list the valid names", "[posenc][erro
                                             Contains("none|learned|sinusoidal|rope|alibi"));
   REQUIRE_THROWS_WITH(parse_scaling("longrope"), Contains("linear|ntk|dynamic|yarn"));
   ALiBi a(4);
-  REQUIRE_THROWS_WITH(a.set_scaling({ScalingKind::yarn, 0, 8}),
+  PositionContext at;
+  at.Tq = at.Tk = 8, at.scaling = {ScalingKind::yarn, 0, 8};
+  REQUIRE_THROWS_WITH(a.context(at, DType::f32, Device::cpu),
                       Contains("applies only to pe = rope"));
 }

@@ -85,11 +85,11 @@ std::vector<RopePairRow> rope_pair_rows(const RunSpec& r, GPT& model,
   for (int64_t p = 0; p < static_cast<int64_t>(freq.size()); ++p) {
     RopeScaling one{ScalingKind::linear, 0, T0};
     one.pair = p;  // s = L / T0 for this pair alone
-    model.posenc().set_scaling(one);
+    model.set_scaling(one);
     const double unseen = evaluated(model, val, L, W, {}, T0).second;
     rows.push_back({r.name, seed, static_cast<long>(p), 2 * std::numbers::pi / freq[p], unseen});
   }
-  model.posenc().set_scaling({ScalingKind::none, 0, T0});
+  model.set_scaling({ScalingKind::none, 0, T0});
   return rows;
 }
 

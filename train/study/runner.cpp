@@ -72,9 +72,9 @@ EvalResult evaluation_at(const StudyConfig& c, const RunSpec& run, const EvalSpe
     plain.scaling = ScalingKind::none;
     if (std::optional<EvalResult> r = read_eval(eval_path(c, plain, L), windows)) return *r;
   }
-  model.posenc().set_scaling({e.scaling, e.factor, T0});
+  model.set_scaling({e.scaling, e.factor, T0});
   EvalResult r = evaluate(model, val, L, windows, std::min(c.buckets, L), "val");
-  model.posenc().set_scaling({ScalingKind::none, 0, T0});
+  model.set_scaling({ScalingKind::none, 0, T0});
   return r;
 }
 
