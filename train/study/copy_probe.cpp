@@ -92,6 +92,12 @@ double mean(const std::vector<double>& v, size_t begin, size_t end) {
 
 }  // namespace
 
+int64_t copy_examples_at(const CopyOptions& o, int64_t d) {
+  if (o.max_tokens <= 0) return o.n;
+  const int64_t per_example = 2 * (2 * o.m + d - 1);  // planted and control inputs
+  return std::clamp<int64_t>(o.max_tokens / per_example, 1, o.n);
+}
+
 std::vector<CopyRow> copy_probe(const GPT& model, const std::vector<uint16_t>& val,
                                 const CopyOptions& o) {
   if (o.n < 1) fail("copy probe: expected at least 1 example per distance, but got ", o.n);
@@ -103,15 +109,16 @@ std::vector<CopyRow> copy_probe(const GPT& model, const std::vector<uint16_t>& v
   std::vector<CopyRow> rows;
   for (int64_t d : o.distances) {
     Generator g(o.seed * 1000003 + static_cast<uint64_t>(d));
-    std::vector<std::vector<uint16_t>> windows(2 * o.n);  // planted ones, then controls
-    for (int64_t i = 0; i < o.n; ++i) {
+    const int64_t n = copy_examples_at(o, d);
+    std::vector<std::vector<uint16_t>> windows(2 * n);  // planted ones, then controls
+    for (int64_t i = 0; i < n; ++i) {
       CopyExample ex = copy_example(val, o.m, d, alphabet, g);
-      windows[i] = std::move(ex.planted), windows[o.n + i] = std::move(ex.control);
+      windows[i] = std::move(ex.planted), windows[n + i] = std::move(ex.control);
     }
     const std::vector<double> loss = second_copy_losses(model, windows, o.m, o.batch_tokens);
-    const size_t n = static_cast<size_t>(o.n);
-    rows.push_back(
-        {static_cast<long>(d), static_cast<long>(o.n), mean(loss, 0, n), mean(loss, n, 2 * n)});
+    const size_t half = static_cast<size_t>(n);
+    rows.push_back({static_cast<long>(d), static_cast<long>(n), mean(loss, 0, half),
+                    mean(loss, half, 2 * half)});
   }
   return rows;
 }

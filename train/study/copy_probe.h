@@ -31,9 +31,14 @@ struct CopyOptions {
   uint64_t seed = 1;               // the examples of distance d: Generator(seed * 1000003 + d)
   std::vector<uint16_t> alphabet;  // token ids of s; empty: every id of the vocabulary
   int64_t batch_tokens = 16384;    // input tokens per forward pass (windows of one d)
+  // > 0: at most this many input tokens per distance (planted and control windows together),
+  // so n shrinks where windows are long: n_d = min(n, max(1, max_tokens / (2 (2m + d - 1)))).
+  // The cost of a window grows faster than its length (attention): at n = 200 the gap of 4048
+  // costs about half of the whole probe, 2048 a quarter (test_study "[.copy_timing]").
+  int64_t max_tokens = 0;
 };
 
-// One distance: n examples, the mean loss per character of the second copy's last m - 1.
+// One distance: n examples (n_d), the mean loss per character of the second copy's last m - 1.
 struct CopyRow {
   long distance = 0, n = 0;
   double loss_planted = 0, loss_control = 0;
@@ -53,6 +58,9 @@ struct CopyExample {
 };
 CopyExample copy_example(const std::vector<uint16_t>& val, int64_t m, int64_t d,
                          const std::vector<uint16_t>& alphabet, Generator& g);
+
+// The examples at gap d: o.n, lowered by o.max_tokens where it is set.
+int64_t copy_examples_at(const CopyOptions& o, int64_t d);
 
 // Every distance of o on the model, under NoGrad, windows of one distance batched.
 std::vector<CopyRow> copy_probe(const GPT& model, const std::vector<uint16_t>& val,

@@ -91,6 +91,16 @@ TEST_CASE("copy probe: a tiny untrained model, the same rows from the same seed"
     REQUIRE(one_pass[i].loss_planted == Approx(rows[i].loss_planted).epsilon(1e-5));
     REQUIRE(other[i].loss_planted != rows[i].loss_planted);
   }
+  // a token cap lowers n where windows are long: 2 (2m + d - 1) = 62 input tokens per example
+  // at d = 16, 158 at 64, 416 at 193; a distance's first examples stay the same
+  o.max_tokens = 1000, o.distances = {16, 64, 193}, o.seed = 4;
+  const std::vector<CopyRow> capped = copy_probe(model, val, o);
+  REQUIRE(capped[0].n == 5);  // 1000 / 62 = 16, at most n
+  REQUIRE(capped[1].n == 5);
+  REQUIRE(capped[2].n == 2);  // 1000 / 416
+  REQUIRE(capped[1].loss_planted == Approx(rows[1].loss_planted).epsilon(1e-5));
+  REQUIRE(copy_examples_at(o, 10000) == 1);
+  o.max_tokens = 0;
   // one distance's rows do not depend on the others in the list
   o.seed = 4, o.distances = {64};
   REQUIRE(copy_probe(model, val, o)[0].loss_planted == Approx(rows[1].loss_planted).epsilon(1e-5));
