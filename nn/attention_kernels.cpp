@@ -2,10 +2,10 @@
 // math as plain loops: attention_reference.cpp).
 //
 // Rows are processed in blocks of kRowBlock queries: a block needs only the keys its rows can
-// see (causal: up to its last row's position; with a window, from its first row's first key),
-// so about half of the T x T work of a causal head is skipped, and all but ~(48 + W) keys a
-// block with a window W; memory is one block of scores per thread (48 x Tk), never a T x T
-// matrix. Per block:
+// see (causal: up to its last row's position; with a window W, from its first row's first
+// key: about 48 + W keys), so about half of the T x T work of a causal head is skipped, and
+// with a window all but a band; memory is one block of scores per thread (48 x Tk), never a
+// T x T matrix. Per block:
 //   S = scale Q K^T  (R, J)    then per row: S += bias, S *= lambda, mask, softmax  (P, lse)
 //   O = P V          (R, D)
 // A head's K^T and V enter every block's products: they are packed once per head
@@ -127,7 +127,7 @@ inline CausalBand causal_band(const AttentionOptions& o, CausalBand::Kind kind, 
 // The keys' pairs are split once per block into x[p][j], y[p][j], contiguous in j. Each row
 // stops at the keys it can see (rounded up to whole lanes): scores_to_probs reads no further.
 // (Looping over the pairs inside each key, with a sum across the vector's lanes per score,
-// was about twice as slow: bench/eval_study, the dynamic-scaling evaluation.)
+// was slower: bench/eval_study, the dynamic-scaling evaluation.)
 constexpr int64_t kLanesF64 = 8;
 template <class T>
 void rotary_scores(const T* Q, int64_t sq, const T* K, int64_t sk, const AttentionOptions& o,
