@@ -94,8 +94,9 @@ TEST_CASE("attention_packed gives attention's bits on the three blocks of qkv, g
 TEST_CASE("attention shares its heads out whole: the same bits on 1, 2, 3 and 7 threads",
           "[attention][nn]") {
   // 30 heads (B 6 x H 5), at least 4 per thread for every team here, so each thread first takes
-  // its own range of heads and then the others' leftovers (HeadRanges): a head computed twice
-  // or not at all would change the output or the gradients. T = 60: two row blocks.
+  // its own range of heads and then the others' leftovers (WorkRanges, tensor/parallel.h): a
+  // head computed twice or not at all would change the output or the gradients. T = 60: two
+  // row blocks.
   for (DType dt : {DType::f32, DType::f64}) {
     INFO("dtype " << dtype_name(dt));
     const int64_t B = 6, T = 60, H = 5, D = 8;
