@@ -135,9 +135,9 @@ PerSeed eval_per_seed(const Study& s, const Group& g, const std::string& pe, lon
 // position_loss.csv at length L with a RoPE scaling: bucket start -> the measure per seed;
 // the bucket ends in `ends`.
 std::map<long, PerSeed> position_losses(const Study& s, const Group& g, const std::string& pe,
-                                         long L, std::map<long, long>* ends = nullptr,
-                                         const std::string& scaling = "none",
-                                         Measure m = Measure::loss);
+                                        long L, std::map<long, long>* ends = nullptr,
+                                        const std::string& scaling = "none",
+                                        Measure m = Measure::loss);
 // runs.csv: val_loss (or last20_gain) per seed; the curves: the last logged train_loss.
 PerSeed val_loss_per_seed(const Study& s, const Group& g, const std::string& pe);
 PerSeed gain_per_seed(const Study& s, const Group& g, const std::string& pe);

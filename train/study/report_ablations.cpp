@@ -70,8 +70,8 @@ void embedding_ablation(Markdown& md, const Study& s) {
     const Group g = swapped_group(pe);
     const auto seeds = group_seeds(s, g, pe);
     if (seeds.empty() || !s.eval) continue;
-    rows.push_back(ablation_row(s, pe + ", " + canonical_embedding(pe) + " (main)", kMain, pe,
-                                seeds));
+    rows.push_back(
+        ablation_row(s, pe + ", " + canonical_embedding(pe) + " (main)", kMain, pe, seeds));
     rows.push_back(ablation_row(s, pe + ", " + swapped_embedding(pe), g, pe, seeds));
   }
   if (rows.empty()) return md.not_run("extrapolation.csv", "rows of <pe>_<embedding> runs");
@@ -123,8 +123,7 @@ void mlm_ablation(Markdown& md, const Study& s) {
       seeds +=
           (seeds.empty() ? "" : ", ") + std::to_string(m.seed) + ": " + fmt(m.shuffle_max_diff);
     }
-    rows.push_back(
-        {pe, std::to_string(loss.size()), fmt_loss(loss), fmt(worst), seeds});
+    rows.push_back({pe, std::to_string(loss.size()), fmt_loss(loss), fmt(worst), seeds});
   }
   md.table(
       "Masked-LM loss on the masked val tokens (nats), mean over seeds ± the 95% half-width "

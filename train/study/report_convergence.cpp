@@ -54,8 +54,7 @@ void budget_table(Markdown& md, const Study& s) {
       "converged = the last doubling B/2 → B bought at most 0.02 nats. rank = the scheme's "
       "place by val loss among the schemes at B/4, B/2, B (1 = lowest); `changes` where the "
       "three ranks differ.",
-      {"pe", "B/4", "B/2", "B", "gain B/4→B/2", "gain B/2→B", "converged", "rank B/4, B/2, B",
-       ""},
+      {"pe", "B/4", "B/2", "B", "gain B/4→B/2", "gain B/2→B", "converged", "rank B/4, B/2, B", ""},
       rows);
 }
 

@@ -27,8 +27,7 @@ Rows gap_rows(const Study& s, const Group& g, const std::vector<std::string>& pe
   for (const auto& pe : pes) {
     rows.push_back({pe});
     for (const long L : lengths) {
-      rows.back().push_back(
-          fmt_nats(eval_per_seed(s, g, pe, L, "none", Measure::gap)));
+      rows.back().push_back(fmt_nats(eval_per_seed(s, g, pe, L, "none", Measure::gap)));
     }
   }
   return rows;
@@ -77,19 +76,18 @@ void extrapolation_section(Markdown& md, const Study& s) {
       const PerSeed loss = eval_per_seed(s, kMain, pe, L);
       if (loss.empty()) continue;
       rows.push_back({pe, std::to_string(L), std::to_string(windows_at(s, kMain, pe, L)),
-                      fmt_loss(loss), fmt_ppl(loss),
-                      fmt_loss(unseen_per_seed(s, kMain, pe, L, 1)),
+                      fmt_loss(loss), fmt_ppl(loss), fmt_loss(unseen_per_seed(s, kMain, pe, L, 1)),
                       fmt_loss(unseen_per_seed(s, kMain, pe, L, 2))});
     }
   }
-  md.table(
-      "Per main scheme and length L (trained at T0 = " + std::to_string(T0) +
-          "; every val window of length L read from position 0): windows = windows scored "
-          "(fewest over seeds); loss = mean loss (nats) over seeds; ppl = exp(loss); unseen = "
-          "the loss on positions [T0, 4T0) and [8T0, 16T0) of the same windows (n/a where the "
-          "window does not reach the whole range). 3+ seeds: ± the 95% half-width (ppl: the "
-          "interval, lower end clamped at 1*); 2 seeds: both values.",
-      {"pe", "L", "windows", "loss (nats)", "ppl", "unseen [T0,4T0)", "unseen [8T0,16T0)"}, rows);
+  md.table("Per main scheme and length L (trained at T0 = " + std::to_string(T0) +
+               "; every val window of length L read from position 0): windows = windows scored "
+               "(fewest over seeds); loss = mean loss (nats) over seeds; ppl = exp(loss); unseen = "
+               "the loss on positions [T0, 4T0) and [8T0, 16T0) of the same windows (n/a where the "
+               "window does not reach the whole range). 3+ seeds: ± the 95% half-width (ppl: the "
+               "interval, lower end clamped at 1*); 2 seeds: both values.",
+           {"pe", "L", "windows", "loss (nats)", "ppl", "unseen [T0,4T0)", "unseen [8T0,16T0)"},
+           rows);
   md.figure(plot_ppl_vs_length(s, kMain, "ppl_vs_length"), "perplexity against length",
             "val perplexity against evaluation length, exp of the mean loss over seeds, the "
             "band exp of its 95% interval (3+ seeds; lower end clamped at 1) or the two seeds' "

@@ -187,8 +187,8 @@ std::string plot_passkey(const Study& s) {
     }
   }
   return save(s, "passkey",
-              render_heatmap_grid("Passkey exact match per seed",
-                                  panels, seeds.size() >= 2 ? static_cast<int>(seeds.size()) : 3));
+              render_heatmap_grid("Passkey exact match per seed", panels,
+                                  seeds.size() >= 2 ? static_cast<int>(seeds.size()) : 3));
 }
 
 std::string plot_task_accuracy(const Study& s, const std::string& task) {

@@ -85,8 +85,7 @@ double ms_per_step(const Study& s, const Group& g, const std::string& pe) {
 std::string converged_cell(const Study& s, const std::string& pe) {
   const Budget b = budget_of(s, pe);
   if (!b.known()) return "n/a";
-  return std::string(b.converged() ? "yes" : "no") + " (" + fmt_signed(b.last_gain()) +
-         ")";
+  return std::string(b.converged() ? "yes" : "no") + " (" + fmt_signed(b.last_gain()) + ")";
 }
 
 Rows line_rows(const Study& s, const std::vector<Line>& lines, const HeadlineColumns& c) {
@@ -97,17 +96,16 @@ Rows line_rows(const Study& s, const std::vector<Line>& lines, const HeadlineCol
     const PerSeed at_t0 = l.loss(T0);
     const long lines_n = lines_of(s, l.loc_key), added = params_added(s, l.pe);
     const Group& g = l.label.find("theta") != std::string::npos ? kTheta10 : kMain;
-    rows.push_back({l.label, std::to_string(at_t0.size()),
-                    at_t0.empty() ? "n/a" : fmt(std::exp(interval_of(at_t0).mean)),
-                    fmt_ppl(l.loss(c.mid)), fmt_ppl(l.loss(c.far)),
-                    lines_n < 0 ? "n/a" : fmt_count(lines_n), fmt_loss(at_t0),
-                    fmt_nats(paired_difference(at_t0, rope)), fmt_loss(l.unseen(c.far, 1)),
-                    fmt_loss(l.unseen(c.far, 2)),
-                    l.main ? fmt_nats(copy_gain_per_seed(s, l.pe, c.copy_d)) : "n/a",
-                    l.main ? passkey_cell(s, l.pe, 4) : "n/a",
-                    l.main ? passkey_cell(s, l.pe, 16) : "n/a",
-                    added < 0 ? "n/a" : fmt_count(added), fmt(ms_per_step(s, g, l.pe), 3),
-                    l.main ? converged_cell(s, l.pe) : "n/a"});
+    rows.push_back(
+        {l.label, std::to_string(at_t0.size()),
+         at_t0.empty() ? "n/a" : fmt(std::exp(interval_of(at_t0).mean)), fmt_ppl(l.loss(c.mid)),
+         fmt_ppl(l.loss(c.far)), lines_n < 0 ? "n/a" : fmt_count(lines_n), fmt_loss(at_t0),
+         fmt_nats(paired_difference(at_t0, rope)), fmt_loss(l.unseen(c.far, 1)),
+         fmt_loss(l.unseen(c.far, 2)),
+         l.main ? fmt_nats(copy_gain_per_seed(s, l.pe, c.copy_d)) : "n/a",
+         l.main ? passkey_cell(s, l.pe, 4) : "n/a", l.main ? passkey_cell(s, l.pe, 16) : "n/a",
+         added < 0 ? "n/a" : fmt_count(added), fmt(ms_per_step(s, g, l.pe), 3),
+         l.main ? converged_cell(s, l.pe) : "n/a"});
   }
   return rows;
 }
@@ -121,8 +119,8 @@ void ngram_rows(const Study& s, Rows& rows) {
     PerSeed diff;
     for (const auto& [seed, x] : rope) diff[seed] = v - x;
     const std::string ppl = fmt(std::exp(v));
-    rows.push_back({std::to_string(n) + "-gram", "", ppl, ppl, ppl, "n/a", fmt(v),
-                    fmt_nats(diff), fmt(v), fmt(v), "n/a", "n/a", "n/a", "n/a", "n/a", "n/a"});
+    rows.push_back({std::to_string(n) + "-gram", "", ppl, ppl, ppl, "n/a", fmt(v), fmt_nats(diff),
+                    fmt(v), fmt(v), "n/a", "n/a", "n/a", "n/a", "n/a", "n/a"});
   }
 }
 
@@ -147,7 +145,8 @@ void headline_section(Markdown& md, const Study& s) {
   const std::string d = c.copy_d > 0 ? std::to_string(c.copy_d) : "n/a";
   md.table(
       "Per scheme (main runs, budget B) and per reference. **train ppl** = exp of the mean "
-      "over seeds of the val loss at L = T0 = " + T0 +
+      "over seeds of the val loss at L = T0 = " +
+          T0 +
           " (extrapolation.csv), not of the training loss. **ppl L** = exp of the mean val "
           "loss over every val window of length L read from position 0; with 3 or more seeds "
           "(exp of) the 95% Student t interval, with 2 seeds the two seeds' values; a lower "
@@ -155,9 +154,11 @@ void headline_section(Markdown& md, const Study& s) {
           "under posenc/ (loc.csv; yarn adds rope_scaling). **loss T0** = val loss (nats) at "
           "T0, ± the 95% half-width; **Δ rope** = the loss at T0 minus RoPE's, paired by seed "
           "(n-grams: minus each RoPE seed). **unseen** = loss on positions [T0, 4T0) and "
-          "[8T0, 16T0) of the windows of length " + far +
+          "[8T0, 16T0) of the windows of length " +
+          far +
           " (loss_unseen_1/2). **copy gain** = loss_control − loss_planted (nats per "
-          "character, copy.csv) at d = " + d +
+          "character, copy.csv) at d = " +
+          d +
           ", the distance nearest 4T0. **passkey** = exact-match accuracy at the test length "
           "nearest 4× and 16× the training length, mean over the seeds that reach at least 90% "
           "in distribution (test length ≤ training length), with how many qualified. "
@@ -167,9 +168,9 @@ void headline_section(Markdown& md, const Study& s) {
           "the val loss at B/2 minus at B. The sliding-window reference scores the same "
           "targets with a window of T0 moved by T0/4 (sliding_loss). The n-grams: one number "
           "at every length.",
-      {"scheme", "seeds", "train ppl", "ppl " + mid, "ppl " + far, "lines", "loss T0",
-       "Δ rope", "unseen [T0,4T0)", "unseen [8T0,16T0)", "copy gain d=" + d, "passkey 4×",
-       "passkey 16×", "params +", "ms/step", "converged"},
+      {"scheme", "seeds", "train ppl", "ppl " + mid, "ppl " + far, "lines", "loss T0", "Δ rope",
+       "unseen [T0,4T0)", "unseen [8T0,16T0)", "copy gain d=" + d, "passkey 4×", "passkey 16×",
+       "params +", "ms/step", "converged"},
       rows);
 }
 

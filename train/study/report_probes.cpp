@@ -57,9 +57,12 @@ Attribution attribution_of(const Study& s, const std::string& pe) {
       v["offset " + std::to_string(a.position_offset)].push_back(a.loss);
     }
     if (a.len <= T0 || a.position_offset != 0) continue;
-    if (a.attention_window > 0) v["window"].push_back(a.loss_unseen);
-    else if (a.logit_scale == "log") v["log"].push_back(a.loss_unseen);
-    else v["plain"].push_back(a.loss_unseen);
+    if (a.attention_window > 0)
+      v["window"].push_back(a.loss_unseen);
+    else if (a.logit_scale == "log")
+      v["log"].push_back(a.loss_unseen);
+    else
+      v["plain"].push_back(a.loss_unseen);
   }
   Attribution out;
   out.seeds = seeds.size();
@@ -121,8 +124,8 @@ void attribution_section(Markdown& md, const Study& s) {
     const Attribution a = attribution_of(s, pe);
     if (a.seeds == 0) continue;
     by_pe.push_back({pe, a});
-    rows.push_back({pe, std::to_string(a.seeds), fmt(a.ref), fmt(a.plain), fmt(a.window),
-                    fmt(a.log)});
+    rows.push_back(
+        {pe, std::to_string(a.seeds), fmt(a.ref), fmt(a.plain), fmt(a.window), fmt(a.log)});
     for (const long P : offsets) {
       rows.back().push_back(a.offsets.count(P) ? fmt(a.offsets.at(P)) : "n/a");
     }
@@ -136,11 +139,10 @@ void attribution_section(Markdown& md, const Study& s) {
                               ? fmt_percent((last - a.ref) / a.excess())
                               : "n/a");
   }
-  std::vector<std::string> h = {"pe", "seeds", "loss T0", "unseen plain", "unseen window T0",
-                                "unseen log scale"};
+  std::vector<std::string> h = {
+      "pe", "seeds", "loss T0", "unseen plain", "unseen window T0", "unseen log scale"};
   for (const long P : offsets) h.push_back("offset " + std::to_string(P));
-  h.insert(h.end(), {"excess", "removed by window", "removed by log scale",
-                     "offset share"});
+  h.insert(h.end(), {"excess", "removed by window", "removed by log scale", "offset share"});
   const std::string P_last = offsets.empty() ? "P" : std::to_string(*offsets.rbegin());
   md.table(
       "attribution.csv, every main run, mean over seeds (nats). loss T0 = loss of windows of "
@@ -148,8 +150,8 @@ void attribution_section(Markdown& md, const Study& s) {
       "positions [T0, L) of the long windows, plain, with --attention-window T0, with "
       "--logit-scale log; offset P = loss of windows of length T0 placed at positions "
       "P..P+T0−1 (--position-offset P). excess = unseen plain − loss T0. removed by X = "
-      "(unseen plain − unseen with X) / excess; offset share = (offset " + P_last +
-          " − loss T0) / excess. Shares are printed only where the excess is at least " +
+      "(unseen plain − unseen with X) / excess; offset share = (offset " +
+          P_last + " − loss T0) / excess. Shares are printed only where the excess is at least " +
           fmt(kMinExcess) + " nats.",
       h, rows);
   md.figure(plot_attribution(s, by_pe, {offsets.begin(), offsets.end()}), "attribution",
@@ -164,8 +166,8 @@ long nearest_distance(const Study& s, long d) {
   long best = 0;
   for (const auto& c : s.copy ? *s.copy : std::vector<CopyCsvRow>{}) {
     if (c.distance <= 0) continue;
-    if (best == 0 || std::abs(std::log(double(c.distance) / d)) <
-                         std::abs(std::log(double(best) / d))) {
+    if (best == 0 ||
+        std::abs(std::log(double(c.distance) / d)) < std::abs(std::log(double(best) / d))) {
       best = c.distance;
     }
   }
@@ -229,7 +231,8 @@ void copy_section(Markdown& md, const Study& s) {
       "copy.csv: a random string of the corpus alphabet planted twice in val text, the second "
       "copy d characters after the first; copy gain = loss_control − loss_planted on the "
       "second copy's last m − 1 characters (nats per character; control: the first copy a "
-      "different random string), up to " + std::to_string(n) +
+      "different random string), up to " +
+          std::to_string(n) +
           " examples per distance; mean over seeds ± the 95% half-width (3+ seeds) or both "
           "values (2 seeds).",
       h, rows);

@@ -16,8 +16,7 @@ constexpr double kLearned = 0.9;  // exact match in distribution that makes a se
 
 // Exact match of (task, pe, seed) over its rows at test lengths <= the training length,
 // pooled over depths (correct / n); NaN without such rows.
-double in_distribution(const Study& s, const std::string& task, const std::string& pe,
-                       long seed) {
+double in_distribution(const Study& s, const std::string& task, const std::string& pe, long seed) {
   long correct = 0, n = 0;
   for (const auto& t : *s.tasks) {
     if (t.task == task && t.pe == pe && t.seed == seed && t.test_len <= t.train_len) {
@@ -82,14 +81,16 @@ void task_table(Markdown& md, const Study& s, const std::string& task) {
   std::vector<std::string> tl;
   for (const long L : train) tl.push_back(std::to_string(L));
   const std::vector<long> lv(lens.begin(), lens.end());
-  const std::string what =
-      task == "unscramble" ? "word count k"
-      : task == "reverse"  ? "string length (letters); after `chars`: the share of answer "
-                             "characters right (char_accuracy)"
-                           : "depth of the key in the filler (0 = start, 1 = end) and length "
-                             "(characters)";
-  md.table("Task `" + task + "`: exact-match accuracy (whole answer right, greedy decoding) "
-               "per scheme, seed and " + what +
+  const std::string what = task == "unscramble" ? "word count k"
+                           : task == "reverse"
+                               ? "string length (letters); after `chars`: the share of answer "
+                                 "characters right (char_accuracy)"
+                               : "depth of the key in the filler (0 = start, 1 = end) and length "
+                                 "(characters)";
+  md.table("Task `" + task +
+               "`: exact-match accuracy (whole answer right, greedy decoding) "
+               "per scheme, seed and " +
+               what +
                ", with the Wilson 95% interval (percent) of its n test examples; trained up to " +
                join(tl) + "; † = longer than training.",
            h, task_rows(s, task, lv));
@@ -146,8 +147,8 @@ std::string passkey_cell(const Study& s, const std::string& pe, long factor) {
     }
     if (n) acc.push_back(double(correct) / n);
   }
-  const std::string count = "L=" + std::to_string(L) + "; " + std::to_string(acc.size()) +
-                            " of " + std::to_string(seeds.size()) + " seeds";
+  const std::string count = "L=" + std::to_string(L) + "; " + std::to_string(acc.size()) + " of " +
+                            std::to_string(seeds.size()) + " seeds";
   if (acc.empty()) return "n/a (" + count + ")";
   return fmt_percent(mean_interval(acc).mean) + " (" + count + ")";
 }
@@ -174,8 +175,9 @@ void tasks_section(Markdown& md, const Study& s) {
                 "scheme and seed (correct / n of that seed); linear colour scale 0 to 1.");
     } else {
       md.figure(plot_task_accuracy(s, task), task + " accuracy",
-                task + " exact match against test length, one line per scheme and seed (later "
-                       "seeds dashed), Wilson 95% intervals as bars; grey: training length.");
+                task +
+                    " exact match against test length, one line per scheme and seed (later "
+                    "seeds dashed), Wilson 95% intervals as bars; grey: training length.");
     }
   }
 }
