@@ -74,24 +74,20 @@ Tensor GPT::head(const Tensor& x) const {
 }
 
 // The interventions as this model can take them, with T0 filled in; bad values named by flag.
-static Interventions checked(const Interventions& in, const GPTConfig& cfg, int64_t T) {
+// (The position offset is checked where it is used: PositionalEncoding::context, and the
+// learned table's rows in LearnedPE::add_to_embeddings.)
+static Interventions checked(const Interventions& in, const GPTConfig& cfg) {
   Interventions iv = in;
   iv.train_len = cfg.block_size;
-  if (iv.position_offset < 0)
-    fail("--position-offset: expected P >= 0, but got ", iv.position_offset);
   if (iv.attention_window < 0)
     fail("--attention-window: expected W >= 1, but got ", iv.attention_window);
-  if (cfg.pe == PeKind::learned && iv.position_offset > 0 && iv.position_offset + T > cfg.max_len)
-    fail("--position-offset: positions ", iv.position_offset, "..", iv.position_offset + T - 1,
-         " need P + L = ", iv.position_offset + T,
-         " <= max_len, but the learned table has max_len = ", cfg.max_len);
   return iv;
 }
 
 Tensor GPT::logits(const Ids& ids, const Interventions& in) const {
   if (ids.shape.size() != 2)
     fail("model: expected ids of shape (B,T), but got ", shape_str(ids.shape));
-  const Interventions iv = checked(in, cfg_, ids.shape[1]);
+  const Interventions iv = checked(in, cfg_);
   const PositionContext at = positions(0, ids.shape[1], iv.position_offset);
   Tensor x = pe_->add_to_embeddings(wte_.forward(ids), at);
   for (const Block& b : blocks_) x = b.forward(x, *pe_, at, iv);

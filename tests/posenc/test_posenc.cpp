@@ -148,3 +148,33 @@ TEST_CASE("unknown --pe and --rope-scaling list the valid names", "[posenc][erro
   REQUIRE_THROWS_WITH(a.context(at, DType::f32, Device::cpu),
                       Contains("applies only to pe = rope"));
 }
+
+// A scheme holds no state built by a forward (posenc.h, PositionContext): what it hands
+// attention for given positions is the same whatever it was asked before, and the tables of a
+// context are those of its own positions (the offset shifts RoPE's rows, not ALiBi's).
+TEST_CASE("schemes are functions of their inputs: no call changes a later one", "[posenc]") {
+  Generator g(9);
+  Tensor q = Tensor::randn({1, 6, 2, 8}, g, 1, DType::f64),
+         k = Tensor::randn({1, 6, 2, 8}, g, 1, DType::f64);
+  RoPE rope(8, 10000);
+  ALiBi alibi(2);
+  for (const PositionalEncoding* pe : {static_cast<const PositionalEncoding*>(&rope),
+                                       static_cast<const PositionalEncoding*>(&alibi)}) {
+    INFO(pe_name(pe->kind()));
+    AttentionTerms first = attention_terms_at(*pe, q, k, 0, true);
+    // other positions, a longer window, a scaling: a cache would now hold these
+    attention_terms_at(*pe, q.slice(1, 0, 2), k, 4, true);
+    if (pe == &rope) attention_terms_at(*pe, q, k, 0, true, {ScalingKind::ntk, 4, 2});
+    AttentionTerms again = attention_terms_at(*pe, q, k, 0, true);
+    REQUIRE(again.q.to_vector() == first.q.to_vector());
+    REQUIRE(again.k.to_vector() == first.k.to_vector());
+    REQUIRE(again.rel_bias.defined() == first.rel_bias.defined());
+    if (first.rel_bias.defined()) REQUIRE(again.rel_bias.to_vector() == first.rel_bias.to_vector());
+  }
+  // a context's RoPE rows are its own positions: offset 3 equals the rows 3.. of offset 0
+  PositionContext a, b;
+  a.Tq = a.Tk = 9, b.Tq = b.Tk = 6, b.offset = 3;
+  a = rope.context(a, DType::f64, Device::cpu), b = rope.context(b, DType::f64, Device::cpu);
+  REQUIRE(b.cos.to_vector() == a.cos.slice(0, 3, 9).contiguous().to_vector());
+  REQUIRE(b.sin.to_vector() == a.sin.slice(0, 3, 9).contiguous().to_vector());
+}
