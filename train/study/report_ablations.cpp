@@ -59,8 +59,8 @@ void theta_ablation(Markdown& md, const Study& s) {
       "main RoPE runs of the same seeds.",
       h, rows);
   md.figure(plot_rope_theta(s), "RoPE theta",
-            "RoPE val perplexity against length per theta, mean over seeds with the 95% "
-            "interval shaded.");
+            "RoPE val perplexity against length per theta, exp of the mean loss over seeds; "
+            "band: exp of the 95% t interval (3+ seeds) or the two seeds' values (2 seeds).");
 }
 
 void embedding_ablation(Markdown& md, const Study& s) {

@@ -107,8 +107,8 @@ void sliding_section(Markdown& md, const Study& s) {
   md.table("Per scheme and length: " + std::string(kGapMeaning), len_header(s.lengths, "pe"),
            gap_rows(s, kMain, s.pes, s.lengths));
   md.figure(plot_sliding_gap(s), "sliding-window difference",
-            "loss − sliding-window loss against length, mean over seeds with the 95% interval "
-            "shaded (3+ seeds) or the two seeds' values (2 seeds).");
+            "loss − sliding-window loss against length, mean over seeds; band: the 95% t "
+            "interval (3+ seeds) or the two seeds' values (2 seeds).");
   md.figure(plot_sliding_gap_position(s), "sliding-window difference per position",
             "the same difference per position bucket in the longest windows (before T0 both "
             "read the same context).");
@@ -157,11 +157,11 @@ void scaling_section(Markdown& md, const Study& s) {
   h.insert(h.begin() + 1, "seed");
   md.table("The same, every seed on its own.", h, seed_rows);
   md.figure(plot_rope_scaling(s), "RoPE scaling",
-            "RoPE val perplexity against length per scaling, mean over seeds with the 95% "
-            "interval shaded.");
+            "RoPE val perplexity against length per scaling, exp of the mean loss over seeds; "
+            "band: exp of the 95% t interval (3+ seeds) or the two seeds' values (2 seeds).");
   md.figure(plot_rope_scaling_position(s), "RoPE scaling: loss against position",
-            "RoPE loss per position bucket in the longest windows per scaling, mean over seeds "
-            "with the 95% interval shaded.");
+            "RoPE loss per position bucket in the longest windows per scaling, mean over seeds; "
+            "band: the 95% t interval (3+ seeds) or the two seeds' values (2 seeds).");
 }
 
 void kjv_section(Markdown& md, const Study& s) {
@@ -181,7 +181,8 @@ void kjv_section(Markdown& md, const Study& s) {
   md.table("kjv: " + std::string(kGapMeaning), len_header(lens, "pe"),
            gap_rows(s, kKjv, pes, lens));
   md.figure(plot_ppl_vs_length(s, kKjv, "kjv_ppl_vs_length"), "kjv: perplexity against length",
-            "kjv val perplexity against length, mean over seeds with the 95% interval shaded.");
+            "kjv val perplexity against length, exp of the mean loss over seeds; band as in "
+            "the perplexity figure above.");
   md.figure(plot_training_curves(s, kKjv, "kjv", "training_curves_kjv"), "kjv training curves",
             "kjv val loss against step, with kjv's add-k n-gram lines (grey dashed).");
 }

@@ -195,7 +195,7 @@ std::string plot_task_accuracy(const Study& s, const std::string& task) {
   if (!s.tasks) return "";
   LinePlot p;
   p.title = "Task " + task + ": accuracy against test length (bars: Wilson 95%)";
-  p.xlabel = "test length", p.ylabel = "accuracy";
+  p.xlabel = task == "unscramble" ? "word count k" : "test length", p.ylabel = "exact match";
   std::vector<std::string> pes;
   long train = 0, lmax = 0;
   for (const auto& t : *s.tasks) {
