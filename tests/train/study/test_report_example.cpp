@@ -1,8 +1,9 @@
 // A realistic results folder for a person to look at the report and its plots:
 //   ./test_report "[.examples]"   (then e.g. rsvg-convert -o ppl.png
 //   /tmp/report_example/plots/ppl_vs_length.svg)
-// Six schemes, three seeds, five lengths, 16 position buckets, every head of 4 layers; the
-// numbers are made up (smooth functions plus a seed offset), not measured.
+// Six schemes, three seeds, five lengths, 64 position buckets, every head of 4 layers, the
+// probes (attribution, copy, RoPE pairs); the numbers are made up (smooth functions plus a
+// seed offset), not measured.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -39,10 +40,12 @@ void write_main(const std::string& dir) {
         const std::string sc = kPes[k] == "rope" ? "none" : "";
         evals.push_back(
             {run, kPes[k], seed, "fortunes", L, sc, l, loss_at(k, 256, seed) - 0.02, 1000000 / L});
-        for (long b = 0; b < 16; ++b) {
-          const double at = (b + 0.5) * L / 16;
+        if (L >= 1024) evals.back().loss_unseen_1 = l + 0.05;
+        if (L >= 4096) evals.back().loss_unseen_2 = l + 0.1;
+        for (long b = 0; b < 64; ++b) {
+          const double at = (b + 0.5) * L / 64;
           pos.push_back(
-              {run, kPes[k], seed, "fortunes", L, sc, b * L / 16, (b + 1) * L / 16,
+              {run, kPes[k], seed, "fortunes", L, sc, b * L / 64, (b + 1) * L / 64,
                l + (at > 256 ? 0.2 * (l - loss_at(k, 256, seed)) * std::log2(at / 256) : -0.1), l});
         }
         if (kPes[k] == "rope") {
@@ -108,6 +111,40 @@ void write_rest(const std::string& dir) {
   write_rows(dir + "/attention.csv", att);
 }
 
+// attribution.csv, copy.csv and rope_pairs.csv: every scheme, 3 seeds.
+void write_probes(const std::string& dir) {
+  std::vector<AttributionRow> att;
+  std::vector<CopyCsvRow> copy;
+  std::vector<RopePairRow> pairs;
+  for (size_t k = 0; k < kPes.size(); ++k) {
+    for (long seed = 1; seed <= 3; ++seed) {
+      const std::string run = kPes[k] + "_s" + std::to_string(seed), pe = kPes[k];
+      const double ref = loss_at(k, 256, seed), plain = loss_at(k, 4096, seed) + 0.05;
+      att.push_back({run, pe, seed, 256, 0, 0, "none", ref, NAN});
+      att.push_back({run, pe, seed, 4096, 0, 0, "none", plain - 0.02, plain});
+      att.push_back({run, pe, seed, 4096, 0, 256, "none", 0, ref + 0.4 * (plain - ref)});
+      att.push_back({run, pe, seed, 4096, 0, 0, "log", 0, ref + 0.8 * (plain - ref)});
+      for (const long P : {256L, 1024L, 3840L}) {
+        const double l = ref + (k <= 2 ? 0.1 * std::log2(P / 128.0) : 0.0);
+        att.push_back({run, pe, seed, 256, P, 0, "none", l, l});
+      }
+      for (long d = 16; d <= 4048; d *= 2) {
+        const double gain = 1.5 * std::exp(-double(d) / (256.0 * (k + 1))) + 0.02 * seed;
+        copy.push_back({run, pe, seed, d, 200, 2.0, 2.0 + gain});
+      }
+      if (pe != "rope") continue;
+      pairs.push_back({run, seed, -1, NAN, plain});
+      for (long i = 0; i < 16; ++i) {
+        const double lambda = 2 * M_PI * std::pow(10000.0, i / 16.0);
+        pairs.push_back({run, seed, i, lambda, plain - (lambda > 256 ? 0.3 : 0.0) + 0.01 * seed});
+      }
+    }
+  }
+  write_rows(dir + "/attribution.csv", att);
+  write_rows(dir + "/copy.csv", copy);
+  write_rows(dir + "/rope_pairs.csv", pairs);
+}
+
 }  // namespace
 
 TEST_CASE("example report", "[.examples]") {
@@ -116,6 +153,7 @@ TEST_CASE("example report", "[.examples]") {
   fs::create_directories(dir + "/curves");
   write_main(dir);
   write_rest(dir);
+  write_probes(dir);
   write_report(dir, kInfo);
   CHECK(fs::exists(dir + "/REPORT.md"));
 }
