@@ -100,6 +100,7 @@ void finetune_runs(const StudyConfig& c, StudyPlan& p) {
     o.rope_scaling = {ScalingKind::linear, static_cast<double>(s), c.ctx};
     const std::string name = finetune_run_name(s, seed);
     p.runs.push_back(run_spec(c, name, "fortunes", o));
+    p.runs.back().after = main_run_name("rope", seed);
     p.evals.push_back({name, "rope", seed, ScalingKind::linear, static_cast<double>(s)});
   }
 }

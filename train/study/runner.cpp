@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
 #include "data/answer_mask.h"
 #include "data/atomic_file.h"
@@ -252,6 +253,19 @@ void make_probes(const StudyConfig& c, const RunSpec& r, GPT& model) {
   if (made) record_stage(dir, "probe " + r.name, seconds_since(t0), c.force);
 }
 
+// A run that starts from another's model waits for it: the plan lists that run earlier, so
+// whoever runs the plan's lines in order, several at once, has started it already.
+void wait_for(const StudyConfig& c, const RunSpec& first, const RunSpec& r) {
+  const std::string dir = c.run_dir(first.name);
+  if (finished(dir, first.train.steps)) return;
+  std::fprintf(stderr, "%s: waiting for %s to finish (it starts from its model)\n", r.name.c_str(),
+               first.name.c_str());
+  for (int waited = 0; !finished(dir, first.train.steps); waited += 5) {
+    if (waited > 12 * 3600) fail(r.name, ": ", first.name, " did not finish in 12 hours");
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+  }
+}
+
 // A task corpus made earlier is reused when it is complete (val.mask is written last) and of
 // this plan's shape: as many examples, of train_len + 1 tokens.
 bool task_corpus_ready(const TaskSpec& t) {
@@ -360,6 +374,7 @@ std::vector<std::string> probe_files(const RunSpec& r) {
 }
 
 void make_run(const StudyConfig& config, const StudyPlan& p, const RunSpec& r) {
+  if (!r.after.empty()) wait_for(config, p.run(r.after), r);
   bool trained = false;
   Checkpoint ck = ensure_trained(config, r, trained);
   StudyConfig c = config;

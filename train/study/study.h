@@ -129,6 +129,7 @@ struct RunSpec {
   TrainOptions train;      // the trainer's options (out = the run folder)
   bool mlm_check = false;  // masked LM: loss on fixed masks + the shuffle check (mlm.csv)
   bool t0_only = false;    // evaluated at T0 only (the budget curve's shorter runs)
+  std::string after;       // a run whose model this one starts from (a fine-tune)
   // A main run: the probes that explain its failures past T0 (probes.h): attribution.csv,
   // copy.csv, and for RoPE rope_pairs.csv.
   bool probes = false;
