@@ -33,11 +33,11 @@ double sum_timing(const Study& s) {
 }
 
 void setup_section(Markdown& md, const Study& s, const ReportInfo& info) {
-  md.heading(info.title, 1);
+  md.heading("Setup");
   md.para(
-      "Same corpus, network, data order, token budget and seeds; only the positional encoding "
-      "(PE) changes. Every number below is read from the CSV files in this folder (listed at "
-      "the end); nothing is typed in by hand.");
+      "Same corpus, network, data order and seeds; only the positional encoding (PE) "
+      "changes. Every number in this report is read from the CSV files in this folder (listed "
+      "at the end); nothing is typed in by hand.");
   std::set<long> steps, seeds;
   for (const auto& pe : s.pes) {
     for (const RunRow* r : group_runs(s, kMain, pe)) steps.insert(r->steps);
@@ -169,8 +169,9 @@ void cut_section(Markdown& md, const Study& s) {
 }  // namespace
 
 void write_report_to(Markdown& md, const Study& s, const ReportInfo& info) {
-  setup_section(md, s, info);
+  md.heading(info.title, 1);
   headline_section(md, s);
+  setup_section(md, s, info);
   budget_section(md, s);
   tuning_section(md, s);
   extrapolation_section(md, s);
