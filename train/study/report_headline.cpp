@@ -183,7 +183,8 @@ void headline_section(Markdown& md, const Study& s) {
           "character, copy.csv) at d = " +
           d +
           ", the distance nearest 4T0. **passkey** = exact-match accuracy at the test length "
-          "nearest 4× and 16× the training length, mean over the seeds that reach at least 90% "
+          "nearest 4× and 16× the training length (n/a if none is within a factor √2), mean "
+          "over the seeds that reach at least 90% "
           "in distribution (test length ≤ training length), with how many qualified. "
           "**params +** = parameters of the model minus NoPE's (loc.csv). **ms/step** = "
           "train_seconds / steps (runs.csv), mean over seeds. **converged** = whether the last "

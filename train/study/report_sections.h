@@ -41,7 +41,8 @@ void figures_section(Markdown& md, const Study& s);   // RoPE from the formula, 
 // report_tasks.cpp
 void tasks_section(Markdown& md, const Study& s);  // unscramble, reverse, passkey
 // tasks.csv, passkey: exact match at the test length nearest `factor` x the training length,
-// mean over pe's seeds at >= 90% in distribution: "87.5% (L=1024; 2 of 3 seeds)".
+// mean over pe's seeds at >= 90% in distribution: "87.5% (L=1024; 2 of 3 seeds)"; n/a where
+// no test length is within a factor sqrt(2) of it.
 std::string passkey_cell(const Study& s, const std::string& pe, long factor);
 
 // report_extrapolation.cpp: rows "pe | L=... " of ppl per length.

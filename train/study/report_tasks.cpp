@@ -135,6 +135,9 @@ std::string passkey_cell(const Study& s, const std::string& pe, long factor) {
       L = x;
     }
   }
+  if (std::abs(std::log(double(L) / (factor * train))) > std::log(std::sqrt(2.0))) {
+    return "n/a (not tested near " + std::to_string(factor * train) + ")";
+  }
   const auto seeds = task_seeds(s, "passkey", pe);
   std::vector<double> acc;
   for (const long seed : seeds) {
