@@ -194,7 +194,8 @@ std::string plot_passkey(const Study& s) {
 std::string plot_task_accuracy(const Study& s, const std::string& task) {
   if (!s.tasks) return "";
   LinePlot p;
-  p.title = "Task " + task + ": accuracy against test length (bars: Wilson 95%)";
+  p.title = "Task " + task + ": exact match against " +
+            (task == "unscramble" ? "word count" : "test length") + " (bars: Wilson 95%)";
   p.xlabel = task == "unscramble" ? "word count k" : "test length", p.ylabel = "exact match";
   std::vector<std::string> pes;
   long train = 0, lmax = 0;
