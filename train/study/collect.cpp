@@ -270,6 +270,7 @@ RunRow run_row(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
   row.objective = objective_name(r.train.objective);
   row.corpus = r.corpus;
   row.embedding = embedding_name(r.train.model.embedding);
+  row.lr = r.train.adam.lr;
   row.steps = r.train.steps;
   row.tokens = r.train.steps * r.train.batch * r.train.model.block_size;
   row.train_seconds = stage_seconds(dir, "train " + r.name);

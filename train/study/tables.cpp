@@ -11,6 +11,7 @@ const std::vector<Column<RunRow>>& RunRow::schema() {
                                                   {"objective", &R::objective},
                                                   {"corpus", &R::corpus},
                                                   {"embedding", &R::embedding},
+                                                  {"lr", &R::lr},
                                                   {"steps", &R::steps},
                                                   {"tokens", &R::tokens},
                                                   {"train_seconds", &R::train_seconds},
