@@ -16,6 +16,13 @@ AdamW::AdamW(std::vector<NamedParam> params, const AdamWConfig& cfg)
   }
 }
 
+// The optimizer's one device decision: parameters on the GPU take its kernels, one launch over
+// all of them (optimizer_kernels.h); on the CPU, the loops below. A model's parameters share
+// one device (GPT::to).
+static bool on_gpu(const std::vector<NamedParam>& params) {
+  return !params.empty() && params[0].tensor.device() == Device::cuda;
+}
+
 // Models with fewer parameters than this, in all, update on one thread, sparing a parallel
 // region's start-up: a threshold chosen, not measured (the tiny models of the tests are below
 // it; every model of the study is far above).
@@ -43,7 +50,7 @@ void AdamW::step(double lr) {
   double bc1 = 1 - std::pow(cfg_.beta1, static_cast<double>(t_));
   double bc2 = 1 - std::pow(cfg_.beta2, static_cast<double>(t_));
   NoGrad no_grad;
-  if (!params_.empty() && params_[0].tensor.device() == Device::cuda) {  // one launch for all
+  if (on_gpu(params_)) {
     std::vector<Tensor> ps, gs, ms, vs;
     std::vector<double> wd;
     for (size_t i = 0; i < params_.size(); ++i)
@@ -90,7 +97,7 @@ double lr_at(int64_t step, int64_t warmup, int64_t total, double max_lr, double 
 }
 
 double clip_grad_norm(const std::vector<NamedParam>& params, double max_norm) {
-  if (!params.empty() && params[0].tensor.device() == Device::cuda) {  // one read-back for all
+  if (on_gpu(params)) {  // one read-back for all
     std::vector<Tensor> grads;
     for (const NamedParam& p : params)
       if (p.tensor.grad().defined()) grads.push_back(p.tensor.grad());
