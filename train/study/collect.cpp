@@ -1,6 +1,7 @@
 // collect.cpp — the study's tables from the run and corpus folders. See collect.h.
 #include "train/study/collect.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -229,7 +230,10 @@ void collect_models(const StudyConfig& c, const StudyPlan& p) {
   std::vector<LocRow> loc;
   long rope_params = 0;
   for (const std::string& pe : p.pes) {
-    const RunSpec& r = p.run(main_run_name(pe, 1));
+    auto it = std::find_if(p.runs.begin(), p.runs.end(),
+                           [&](const RunSpec& x) { return x.name == main_run_name(pe, 1); });
+    if (it == p.runs.end()) continue;  // not done: cut by the time limit
+    const RunSpec& r = *it;
     Checkpoint ck = load_checkpoint(need(c, r, c.run_dir(r.name) + "/model.safetensors"), c.device);
     append_attention(attention_maps(*ck.model, window, vocab, ""), pe, r.name, attention);
     long params = ck.model->num_parameters();
@@ -278,8 +282,33 @@ RunRow run_row(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
   return row;
 }
 
-void collect_results(const StudyConfig& c, const StudyPlan& p) {
+// The plan without the runs that are not done (a --time-limit left them for later): the
+// report is made of what is there, and its "what was cut" lists the rest.
+static StudyPlan done_part(const StudyConfig& config, const StudyPlan& p) {
+  StudyConfig c = config;
+  c.force = false;
+  StudyPlan done = p;
+  done.runs.clear();
+  done.evals.clear();
+  std::string left;
+  for (const RunSpec& r : p.runs) {
+    if (run_done(c, p, r))
+      done.runs.push_back(r);
+    else
+      left += (left.empty() ? "" : ", ") + r.name;
+  }
+  for (const EvalSpec& e : p.evals)
+    for (const RunSpec& r : done.runs)
+      if (r.name == e.run) done.evals.push_back(e);
+  if (!left.empty())
+    std::fprintf(stderr, "collect: not done, so not in the tables (the report lists them): %s\n",
+                 left.c_str());
+  return done;
+}
+
+void collect_results(const StudyConfig& c, const StudyPlan& plan) {
   auto t0 = std::chrono::steady_clock::now();
+  const StudyPlan p = done_part(c, plan);
   std::error_code ec;
   fs::create_directories(c.out + "/curves", ec);
   collect_runs(c, p);

@@ -30,6 +30,7 @@ namespace {
 // batch 8, two main seeds (so the figures show a spread), one seed elsewhere, two windows per
 // length, short task runs. Its numbers show that the pipeline works, not what the schemes do.
 void make_quick(StudyConfig& c) {
+  c.time_limit_min = 5;
   c.steps = 20, c.batch = 8, c.task_steps = 30;
   c.main_seeds = 2, c.kjv_seeds = 1, c.ablation_seeds = 1, c.mlm_seeds = 1, c.task_seeds = 1;
   c.eval_windows = 2;
@@ -39,6 +40,7 @@ void make_quick(StudyConfig& c) {
 
 // A toy network on short windows: seconds, for the tests of the pipeline itself.
 void make_tiny(StudyConfig& c) {
+  c.time_limit_min = 0;
   c.d = 32, c.layers = 1, c.heads = 2, c.ctx = 32;
   c.steps = 4, c.batch = 4, c.task_steps = 4;
   c.main_seeds = 2, c.kjv_seeds = 1, c.ablation_seeds = 1, c.mlm_seeds = 1, c.task_seeds = 1;
@@ -51,6 +53,7 @@ void make_tiny(StudyConfig& c) {
 // The full study trained to convergence, for a GPU (--device cuda) or many cores: 8x the
 // steps, more seeds everywhere; the same network, lengths and evaluations.
 void make_large(StudyConfig& c) {
+  c.time_limit_min = 0;  // a GPU or many machines: the whole study
   c.steps *= 8, c.task_steps *= 4;
   c.main_seeds = 5, c.kjv_seeds = 3, c.ablation_seeds = 3, c.mlm_seeds = 3, c.task_seeds = 3;
   c.tune_tokens *= 4;

@@ -51,6 +51,22 @@ std::string millions(double tokens) {
   return b;
 }
 
+// The probes of a main run (probes.h), forward tokens weighted by their cost: attribution (3
+// evaluations at L, 4 at T0 on the same targets), the RoPE pairs (one evaluation at L per
+// rotated pair and the plain one), copy at a distance (2 windows of 2m + d per example).
+double probe_tokens(const StudyConfig& c, const RunSpec& r) {
+  if (!r.probes) return 0;
+  const int64_t L = c.lens.back(), T0 = r.train.model.block_size;
+  const double at_L = std::min<double>(c.probe_windows, std::floor((val_tokens(r) - 1) / L)) * L;
+  double tokens = at_L * (3 * forward_cost(c, r, L) + 4 * forward_cost(c, r, T0));
+  if (r.train.model.pe == PeKind::rope)
+    tokens += at_L * forward_cost(c, r, L) * (r.train.model.n_embd / r.train.model.n_head / 2 + 1);
+  for (int64_t d = 16; d < L - 48; d *= 2)
+    tokens += 2.0 * c.copy_examples * (48 + d) * forward_cost(c, r, 48 + d);
+  tokens += 2.0 * c.copy_examples * L * forward_cost(c, r, L);
+  return tokens;
+}
+
 }  // namespace
 
 double planned_tokens(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
@@ -75,7 +91,7 @@ double planned_tokens(const StudyConfig& c, const StudyPlan& p, const RunSpec& r
     tokens += windows * static_cast<double>(T0) * forward_cost(c, r, T0);
   }
   if (!r.train.keep_steps.empty()) tokens += eval_tokens(c, r, T0) * forward_cost(c, r, T0);
-  return tokens;
+  return tokens + probe_tokens(c, r);
 }
 
 Throughput study_throughput(const StudyConfig& c, const StudyPlan& p, double measured, int jobs) {

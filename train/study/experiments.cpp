@@ -21,6 +21,7 @@
 #include "train/study/report.h"
 #include "train/study/runner.h"
 #include "train/study/schedule.h"
+#include "train/study/timing.h"
 #include "train/study/tune.h"
 
 namespace poslab {
@@ -39,6 +40,9 @@ std::vector<FlagSpec> experiment_flags() {
        "of the scale)"},
       {"seeds", "N  seeds per scheme of the main runs (default: 3 full, 5 large, 2 quick)"},
       {"force", "redo every run and evaluation", true},
+      {"time-limit",
+       "MIN  make only the runs whose expected time fits MIN minutes since the start, in the "
+       "plan's order (default: 110 full, 5 quick; 0: no limit)"},
       {"device", "cpu|cuda (default cpu)"},
       {"jobs",
        "N  runs made at once, each in its own process with cores/N threads (default: measured, "
@@ -68,6 +72,7 @@ StudyConfig config_from_flags(const Args& a) {
   c.out = a.str("out", c.out);
   c.steps = a.integer("steps", c.steps, 1, 10000000);
   c.main_seeds = a.integer("seeds", c.main_seeds, 1, 16);
+  c.time_limit_min = a.number("time-limit", c.time_limit_min, 0, 1e6);
   return c;
 }
 
@@ -127,7 +132,28 @@ void write_study_report(const StudyConfig& c, double seconds) {
 // the CPU, measures which makes more tokens per second on this machine now: one run on every
 // core, or one run per core on one thread each (a few seconds; see measure_jobs). On a GPU,
 // one run at a time. Prints the expected time first (eta.h).
-void make_runs(const StudyConfig& c, const StudyPlan& p, int64_t jobs_flag) {
+// The first pending runs whose expected time (planned tokens over the throughput) fits the
+// seconds left; the rest are left out, and named.
+std::vector<const RunSpec*> fitting_runs(const StudyConfig& c, const StudyPlan& p,
+                                         const std::vector<const RunSpec*>& runs,
+                                         double tokens_per_s, double seconds_left) {
+  std::vector<const RunSpec*> kept;
+  double need = 0;
+  for (const RunSpec* r : runs) {
+    need += planned_tokens(c, p, *r) / tokens_per_s;
+    if (need > seconds_left) break;
+    kept.push_back(r);
+  }
+  if (kept.size() < runs.size())
+    std::fprintf(stderr,
+                 "--time-limit %g min: %zu of %zu pending runs fit (%s left); left for a later "
+                 "invocation, which reuses what is done: %s ... %s\n",
+                 c.time_limit_min, kept.size(), runs.size(), format_duration(seconds_left).c_str(),
+                 runs[kept.size()]->name.c_str(), runs.back()->name.c_str());
+  return kept;
+}
+
+void make_runs(const StudyConfig& c, const StudyPlan& p, int64_t jobs_flag, double elapsed) {
   std::vector<const RunSpec*> runs = pending_runs(c, p);
   std::fprintf(stderr, "%zu of %zu runs to make\n", runs.size(), p.runs.size());
   // Nothing to train: no expected time (the earlier runs' speed says nothing of how many ran
@@ -141,7 +167,11 @@ void make_runs(const StudyConfig& c, const StudyPlan& p, int64_t jobs_flag) {
     const JobChoice choice = measure_jobs(c, p.runs.front(), cores);
     jobs = choice.jobs, measured = choice.tokens_per_s;
   }
-  std::fputs(eta_text(c, p, runs, study_throughput(c, p, measured, jobs)).c_str(), stderr);
+  const Throughput speed = study_throughput(c, p, measured, jobs);
+  std::fputs(eta_text(c, p, runs, speed).c_str(), stderr);
+  if (c.time_limit_min > 0)
+    runs = fitting_runs(c, p, runs, speed.tokens_per_s, c.time_limit_min * 60 - elapsed);
+  if (runs.empty()) return;
   jobs = std::min<int>(jobs, static_cast<int>(runs.size()));
   if (jobs <= 1) return run_in_process(c, p, runs);
   run_as_jobs(c, runs, jobs, std::max(1, cores / jobs));
@@ -178,7 +208,7 @@ int cmd_experiments(int argc, char** argv) {
     std::fputs(eta_text(c, p, pending, study_throughput(c, p, 0, 1)).c_str(), stderr);
     return 0;
   }
-  if (!a.boolean("report", false)) make_runs(c, p, jobs);
+  if (!a.boolean("report", false)) make_runs(c, p, jobs, seconds_since(t0));
   std::fprintf(stderr, "gathering the results, writing the report\n");
   collect_results(c, p);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -45,7 +45,15 @@ TEST_CASE("planned tokens: training, every evaluation, one sliding pass over the
   // targets 1 .. 256 (2 windows of 128): windows at 0, 8, ..., 224 (the first reaching 256)
   const double sliding = 29 * 32 * cost(32);
   const double kept = 2 * 32 * cost(32);  // the model at 80% of the steps, at T0
-  CHECK(planned_tokens(c, p, r) == Approx(train + evals + sliding + kept).epsilon(1e-12));
+  // the probes (probe_windows 1 window of 128, copy_examples 2): attribution 3 x 128 at 128 and
+  // 4 x 128 at 32; RoPE pairs 8 + 1 evaluations at 128; copy gaps 16, 32, 64 and 80 = 128 - 2m,
+  // 2 windows of 48 + d each
+  REQUIRE(c.probe_windows == 1);
+  REQUIRE(c.copy_examples == 2);
+  double probes = 128 * (3 * cost(128) + 4 * cost(32)) + 9 * 128 * cost(128);
+  for (double gap : {16, 32, 64}) probes += 2 * 2 * (48 + gap) * cost(48 + gap);
+  probes += 2 * 2 * 128 * cost(128);
+  CHECK(planned_tokens(c, p, r) == Approx(train + evals + sliding + kept + probes).epsilon(1e-12));
   // a masked LM is not causal: no sliding pass, no kept model
   RunSpec mlm = p.run("mlm_rope_s1");
   mlm.train.data = d.path();
