@@ -40,6 +40,9 @@ std::vector<FlagSpec> experiment_flags() {
        "of the scale)"},
       {"seeds", "N  seeds per scheme of the main runs (default: 3 full, 5 large, 2 quick)"},
       {"force", "redo every run and evaluation", true},
+      {"gpus",
+       "G  with --jobs N: pin the runs made at once to GPUs 0..G-1 (CUDA_VISIBLE_DEVICES), run k "
+       "on GPU k % G (default 0: not pinned)"},
       {"time-limit",
        "MIN  make only the runs whose expected time fits MIN minutes since the start, in the "
        "plan's order (default: 110 full, 5 quick; 0: no limit)"},
@@ -73,6 +76,7 @@ StudyConfig config_from_flags(const Args& a) {
   c.steps = a.integer("steps", c.steps, 1, 10000000);
   c.main_seeds = a.integer("seeds", c.main_seeds, 1, 16);
   c.time_limit_min = a.number("time-limit", c.time_limit_min, 0, 1e6);
+  c.gpus = a.integer("gpus", 0, 1, 4096);
   return c;
 }
 
@@ -162,6 +166,7 @@ void make_runs(const StudyConfig& c, const StudyPlan& p, int64_t jobs_flag, doub
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int jobs = static_cast<int>(jobs_flag);
   double measured = 0;
+  if (jobs == 0 && c.gpus > 0) jobs = static_cast<int>(c.gpus);  // one run per GPU
   if (jobs == 0 && (c.device == Device::cuda || runs.size() <= 1)) jobs = 1;
   if (jobs == 0) {
     const JobChoice choice = measure_jobs(c, p.runs.front(), cores);

@@ -40,14 +40,20 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-// Starts `cmd` as a child process on `threads` OpenMP threads, its output to `log`.
-pid_t spawn(std::vector<std::string> cmd, const std::string& log, int threads) {
+// Starts `cmd` as a child process on `threads` OpenMP threads, its output to `log`; gpu >= 0
+// pins it to that GPU (CUDA_VISIBLE_DEVICES, said on the log's first line).
+pid_t spawn(std::vector<std::string> cmd, const std::string& log, int threads, int gpu = -1) {
   pid_t pid = fork();
   if (pid < 0) fail("--jobs: fork failed for ", cmd.back());
   if (pid > 0) return pid;
   int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd >= 0) dup2(fd, 1), dup2(fd, 2), close(fd);
   setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  if (gpu >= 0) {
+    setenv("CUDA_VISIBLE_DEVICES", std::to_string(gpu).c_str(), 1);
+    std::printf("CUDA_VISIBLE_DEVICES=%d\n", gpu);
+    std::fflush(stdout);
+  }
   std::vector<char*> argv;
   for (std::string& a : cmd) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -57,10 +63,10 @@ pid_t spawn(std::vector<std::string> cmd, const std::string& log, int threads) {
 }
 
 // Starts one run of the study as a child: its output to runs/<name>/job.log.
-pid_t start_child(const StudyConfig& c, const RunSpec& r, int threads) {
+pid_t start_child(const StudyConfig& c, const RunSpec& r, int threads, int gpu) {
   std::error_code ec;
   std::filesystem::create_directories(c.run_dir(r.name), ec);
-  return spawn(job_command(c, r), c.run_dir(r.name) + "/job.log", threads);
+  return spawn(job_command(c, r), c.run_dir(r.name) + "/job.log", threads, gpu);
 }
 
 // The summed training throughput (tokens/s, log.csv) of `n` short copies of run `r` trained
@@ -162,16 +168,23 @@ void run_in_process(const StudyConfig& c, const StudyPlan& p,
 void run_as_jobs(const StudyConfig& c, const std::vector<const RunSpec*>& runs, int jobs,
                  int threads) {
   std::map<pid_t, const RunSpec*> running;
+  std::map<pid_t, int> slot_of;              // each running job holds a slot 0 .. jobs-1 ...
+  std::vector<bool> slot_busy(jobs, false);  // ... and, with --gpus G, GPU slot % G
   std::vector<std::string> failed;
   size_t next = 0, finished = 0;
   auto t0 = std::chrono::steady_clock::now();
   while (next < runs.size() || !running.empty()) {
     while (next < runs.size() && static_cast<int>(running.size()) < jobs && failed.empty()) {
       const RunSpec* r = runs[next++];
-      std::fprintf(stderr, "[%zu/%zu] start %s  (%d at a time, %d thread%s each; log: %s)\n", next,
-                   runs.size(), r->name.c_str(), jobs, threads, threads == 1 ? "" : "s",
+      const int slot = static_cast<int>(std::find(slot_busy.begin(), slot_busy.end(), false) -
+                                        slot_busy.begin());
+      const int gpu = c.gpus > 0 ? slot % static_cast<int>(c.gpus) : -1;
+      std::fprintf(stderr, "[%zu/%zu] start %s  (%d at a time, %d thread%s each%s; log: %s)\n",
+                   next, runs.size(), r->name.c_str(), jobs, threads, threads == 1 ? "" : "s",
+                   gpu >= 0 ? (", GPU " + std::to_string(gpu)).c_str() : "",
                    (c.run_dir(r->name) + "/job.log").c_str());
-      running[start_child(c, *r, threads)] = r;
+      const pid_t pid = start_child(c, *r, threads, gpu);
+      running[pid] = r, slot_of[pid] = slot, slot_busy[slot] = true;
     }
     if (running.empty()) break;
     int status = 0;
@@ -179,6 +192,8 @@ void run_as_jobs(const StudyConfig& c, const std::vector<const RunSpec*>& runs, 
     if (pid < 0 || !running.count(pid)) continue;
     const RunSpec* r = running[pid];
     running.erase(pid);
+    slot_busy[slot_of[pid]] = false;
+    slot_of.erase(pid);
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (!ok) failed.push_back(r->name + " (see " + c.run_dir(r->name) + "/job.log)");
     // elapsed: since the first job started (jobs overlap, so not this run's own duration)

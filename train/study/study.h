@@ -57,6 +57,9 @@ struct StudyConfig {
   // expected time no longer fits are left for a later invocation (which reuses what is done),
   // and the report lists what is missing.
   double time_limit_min = 110;
+  // --gpus G with --jobs N: child run k of the N at once on GPU k % G (CUDA_VISIBLE_DEVICES),
+  // so N = G puts one run on each GPU of a machine. 0: the children see every GPU.
+  int64_t gpus = 0;
 
   // ---- The budget of the full study, in one place. Why these values: the study must fit
   // 110 minutes of 2 cores (SPEC 7.11), and its expected time is printed first (eta.h); B, the

@@ -376,3 +376,23 @@ TEST_CASE("--tune: every scheme at every learning rate x batch size, one row eac
     tune_stages += t.stage.rfind("tune train tune_", 0) == 0;
   CHECK(tune_stages == rows.size());
 }
+
+TEST_CASE("--gpus pins the runs made at once to one GPU each, without a GPU to see it",
+          "[study][slow]") {
+  // The many-GPU recipe (docs/cli.md): --jobs N --gpus G starts run k of the N at once with
+  // CUDA_VISIBLE_DEVICES = k % G, said on the first line of its job.log. Checked on the CPU:
+  // two runs at once on "GPUs" 0 and 1, each run on one of them, both used.
+  test::TempDir d;
+  const std::string out = d.file("g");
+  REQUIRE(sh(std::string(POSLAB_BIN) + " experiments --tiny --jobs 2 --gpus 2 --out " + out +
+             " > /dev/null") == 0);
+  std::set<std::string> seen;
+  const StudyPlan p = study_plan(study_config(StudySize::tiny));
+  for (const RunSpec& r : p.runs) {
+    const std::string log = read_file(out + "/runs/" + r.name + "/job.log");
+    const std::string first = log.substr(0, log.find('\n'));
+    CHECK((first == "CUDA_VISIBLE_DEVICES=0" || first == "CUDA_VISIBLE_DEVICES=1"));
+    seen.insert(first);
+  }
+  CHECK(seen.size() == 2);
+}
