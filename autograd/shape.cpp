@@ -28,9 +28,9 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& order) {
 }
 
 // y = x[start:end:step] along dim:  dx = zeros with dy written into that slice.
-// On the CPU the engine adds dy into that slice of x's gradient buffer instead (add_into):
-// q, k, v are slices of one (B,T,3C) projection, and their three gradients land side by side
-// in one buffer, with no full-size zeros per slice and no full-size adds.
+// The engine adds dy into that slice of x's gradient buffer instead (add_into), on every
+// device: q, k, v are slices of one (B,T,3C) projection, and their three gradients land side
+// by side in one buffer, with no full-size zeros per slice and no full-size adds.
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
   Shape xs = x.shape();
   Tensor y = record("slice", x.detach().slice(dim, start, end, step), {&x},
@@ -39,7 +39,7 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
                       dx.slice(dim, start, end, step).copy_(dy);
                       return std::vector<Tensor>{dx};
                     });
-  if (y.meta() && y.meta()->grad_fn && x.device() == Device::cpu)
+  if (y.meta() && y.meta()->grad_fn)
     y.meta()->grad_fn->add_into = [dim, start, end, step](const Tensor& dx, const Tensor& dy) {
       kernel::add_(dx.slice(dim, start, end, step), dy);
     };

@@ -12,14 +12,6 @@ CausalSelfAttention::CausalSelfAttention(int64_t C, int64_t H, bool causal_, Gen
     fail("attention: expected heads dividing the width, but got C = ", C, " and H = ", H);
 }
 
-namespace {
-// Whether the scheme handed back the very tensors it was given (all but RoPE do).
-bool same_view(const Tensor& a, const Tensor& b) {
-  return a.raw_data() == b.raw_data() && a.shape() == b.shape() && a.strides() == b.strides() &&
-         a.meta() == b.meta();
-}
-}  // namespace
-
 AttentionOptions CausalSelfAttention::options(const AttentionTerms& terms, int64_t q_pos0,
                                               const Interventions& iv) const {
   AttentionOptions o;
@@ -44,15 +36,13 @@ Tensor CausalSelfAttention::forward(const Tensor& x, const PositionalEncoding& p
                                     const PositionContext& at, const Interventions& iv) const {
   int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = n_head, D = C / H;
   Tensor qkv = c_attn.forward(x);  // (B,T,3C)
+  // views of qkv's column blocks; in the backward each slice adds its gradient into its block
+  // of qkv's one gradient buffer (autograd/shape.cpp: slice's add_into)
   Tensor q = reshape(slice(qkv, 2, 0, C), {B, T, H, D});
   Tensor k = reshape(slice(qkv, 2, C, 2 * C), {B, T, H, D});
+  Tensor v = reshape(slice(qkv, 2, 2 * C, 3 * C), {B, T, H, D});
   AttentionTerms t = pe.attention_terms(q, k, causal, at);
-  AttentionOptions o = options(t, 0, iv);
-  Tensor y;  // (B,T,H,D)
-  if (x.device() == Device::cpu && same_view(t.q, q) && same_view(t.k, k))
-    y = attention_packed(qkv, H, o);  // q, k as c_attn made them: one node
-  else
-    y = attention(t.q, t.k, reshape(slice(qkv, 2, 2 * C, 3 * C), {B, T, H, D}), o);
+  Tensor y = attention(t.q, t.k, v, options(t, 0, iv));  // (B,T,H,D)
   return c_proj.forward(reshape(y, {B, T, C}));
 }
 

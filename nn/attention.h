@@ -6,8 +6,8 @@
 //                                    relative-bias table (ALiBi), per-row frequencies (RoPE
 //                                    dynamic scaling); see posenc/posenc.h
 //   y = attention(terms.q, terms.k, v, {causal, terms' tables})     the fused op
-//                                    (on the CPU, when the scheme left q and k as they were,
-//                                    attention_packed(qkv, ...): the same op with one input)
+//                                    (the gradients of the q, k, v views land side by side in
+//                                    qkv's one gradient buffer: slice's add_into, both devices)
 //   out = c_proj(y viewed as (B,T,C))
 // The module never asks which scheme it runs with.
 #pragma once

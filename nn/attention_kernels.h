@@ -19,10 +19,9 @@ namespace poslab {
 struct AttentionTensors {
   Tensor q, k, v, out, lse;
 };
-// What the backward writes: dq, dk, dv shaped like q, k, v (overwritten), unit stride along D;
-// on the CPU their rows may be strided (attention_packed hands the three parts of one (B,T,3C)
-// gradient), on the GPU they are contiguous. dbias (H, Tq+Tk-1) contiguous, or undefined when
-// rel_bias needs no gradient.
+// What the backward writes: dq, dk, dv shaped like q, k, v (overwritten), unit stride along D
+// (the op hands contiguous ones; the CPU kernel follows any row stride). dbias (H, Tq+Tk-1)
+// contiguous, or undefined when rel_bias needs no gradient.
 struct AttentionGrads {
   Tensor dq, dk, dv, dbias;
 };

@@ -102,40 +102,4 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
   });
 }
 
-// q, k, v are the column blocks [0,C), [C,2C), [2C,3C) of qkv, viewed as (B,T,H,D). The node
-// has one input, qkv, so the backward writes dq, dk, dv straight into the three blocks of one
-// (B,T,3C) gradient. Through slice nodes (attention(q, k, v) above) the engine would zero a
-// (B,T,3C) buffer and add each gradient into its block: a fill and three strided adds of the
-// whole buffer per layer, which a training step pays for (bench/train_step).
-Tensor attention_packed(const Tensor& qkv, int64_t H, const AttentionOptions& opt) {
-  if (qkv.dim() != 3 || H <= 0 || qkv.size(2) % (3 * H) != 0)
-    fail("attention_packed: expected qkv (B,T,3C) with C divisible by H = ", H, ", but got ",
-         shape_str(qkv.shape()));
-  if (qkv.device() != Device::cpu)
-    fail(
-        "attention_packed: CPU only (the GPU's backward writes contiguous dq, dk, dv), but qkv "
-        "is on ",
-        device_name(qkv.device()));
-  const int64_t B = qkv.size(0), T = qkv.size(1), C = qkv.size(2) / 3, D = C / H;
-  // block i of x (B,T,3C) viewed as (B,T,H,D): a view, never a copy
-  auto block = [B, T, C, H, D](const Tensor& x, int64_t i) {
-    return x.slice(2, i * C, (i + 1) * C).reshape({B, T, H, D});
-  };
-  const Tensor x = qkv.detach(), q = block(x, 0), k = block(x, 1), v = block(x, 2);
-  AttentionOptions o = checked(q, k, v, opt);
-  AttentionTensors t = forward_of(q, k, v, o, any_requires_grad({&qkv, &opt.rel_bias}));
-  Tensor out = t.out;
-  t.out = t.out.detach();
-  bool bias_grad = opt.rel_bias.requires_grad();
-  return record("attention", out, {&qkv, &opt.rel_bias},
-                [t, o, bias_grad, block, shape = qkv.shape()](const Tensor& dy) {
-                  Tensor dout = dy.contiguous(), dqkv = Tensor::empty(shape, t.q.dtype());
-                  AttentionGrads g{
-                      block(dqkv, 0), block(dqkv, 1), block(dqkv, 2),
-                      bias_grad ? Tensor::empty(o.rel_bias.shape(), t.q.dtype()) : Tensor()};
-                  run_backward(t, dout, o, g);
-                  return std::vector<Tensor>{dqkv, g.dbias};
-                });
-}
-
 }  // namespace poslab

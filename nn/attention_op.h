@@ -50,12 +50,6 @@ struct AttentionOptions {
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt);
 
-// The same attention with q, k, v the three column blocks of one projection qkv (B,T,3C):
-// attention(q, k, v) of its (B,T,H,D) views q = cols [0,C), k = [C,2C), v = [2C,3C), the same
-// bits forward and backward, with one autograd input: the backward writes dq, dk, dv into one
-// (B,T,3C) gradient, where three slice nodes would each add theirs into a zeroed one. CPU only.
-Tensor attention_packed(const Tensor& qkv, int64_t H, const AttentionOptions& opt);
-
 // The same attention as plain loops over its math, forward and hand-derived backward
 // (nn/attention_reference.cpp, in double, slow): the reference the fused op is tested against,
 // gradients included (rel_bias too); every option, row_freqs in forward only.

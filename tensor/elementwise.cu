@@ -54,6 +54,15 @@ __global__ void axpy_kernel(T* dst, T alpha, const T* src, gpu::Layout ls, int64
     dst[i] += alpha * src[ls.at(i)];
 }
 
+// dst[id] += alpha * src[is]   (dst a strided view: element i of the shape is at ld.at(i), a
+// different place for every i, so no two threads write one element)
+template <class T>
+__global__ void axpy_strided_kernel(T* dst, gpu::Layout ld, T alpha, const T* src, gpu::Layout ls,
+                                    int64_t n) {
+  for (int64_t i = gpu::thread_index(); i < n; i += gpu::thread_count())
+    dst[ld.at(i)] += alpha * src[ls.at(i)];
+}
+
 // One launch checks a whole list of tensors (the ~50 weights of a model after each update):
 // block row y walks tensor y of the table, and bad[y] = 1 if any of its elements is NaN or
 // +-inf (every writer writes the same 1: a benign race). One read-back for the whole list.
@@ -141,17 +150,22 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return out;
 }
 
+// A strided destination is a slice's gradient added into its part of the input's buffer
+// (autograd/shape.cpp: the q, k, v blocks of one projection).
 void add_(const Tensor& dst, const Tensor& src, double alpha) {
-  if (!dst.is_contiguous())
-    fail("add_: expected a contiguous destination on the GPU, but got strides ",
-         shape_str(dst.strides()));
   int64_t n = dst.numel();
   if (n == 0) return;
-  auto l = gpu::make_layouts("add_", dst.shape(), {&src});
+  const bool packed = dst.is_contiguous();
+  auto l = gpu::make_layouts("add_", dst.shape(), {&dst, &src});
   dispatch(dst.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    axpy_kernel<T><<<gpu::grid_for(n), gpu::kThreads, 0, gpu::stream()>>>(
-        dst.data<T>(), T(alpha), gpu::storage_ptr<T>(src), l[0], n);
+    if (packed)
+      axpy_kernel<T><<<gpu::grid_for(n), gpu::kThreads, 0, gpu::stream()>>>(
+          dst.data<T>(), T(alpha), gpu::storage_ptr<T>(src), l[1], n);
+    else
+      axpy_strided_kernel<T><<<gpu::grid_for(n), gpu::kThreads, 0, gpu::stream()>>>(
+          static_cast<T*>(dst.storage()->data()), l[0], T(alpha), gpu::storage_ptr<T>(src), l[1],
+          n);
   });
   gpu::check_launch("add_");
 }

@@ -113,6 +113,14 @@ TEST_CASE("cuda: in-place add_, scale_, all_finite, first_non_finite and zero_",
   kernel::add_(ac, b, -0.5);
   kernel::add_(ag, on_gpu(b), -0.5);
   REQUIRE_CLOSE(ag, ac, 1e-6, 1e-7);
+  // into a strided view: a slice's gradient added into its block of one buffer (q, k, v of one
+  // projection, autograd/shape.cpp); the elements outside the block untouched
+  Tensor buf = randn({4, 5, 24}, 24), dq = randn({4, 5, 8}, 25);
+  Tensor bc = buf.clone(), bg = on_gpu(buf);
+  kernel::add_(bc.slice(2, 8, 16), dq, 1);
+  kernel::add_(bg.slice(2, 8, 16), on_gpu(dq), 1);
+  REQUIRE_CLOSE(bg, bc, 1e-6, 1e-7);
+  REQUIRE(bg.slice(2, 0, 8).to_vector() == buf.slice(2, 0, 8).to_vector());
   kernel::scale_(ac, 3);
   kernel::scale_(ag, 3);
   REQUIRE_CLOSE(ag, ac, 1e-6, 1e-7);

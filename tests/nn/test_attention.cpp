@@ -59,10 +59,12 @@ TEST_CASE("fused attention equals the loop reference, forward and backward", "[a
     }
 }
 
-TEST_CASE("attention_packed gives attention's bits on the three blocks of qkv, gradients too",
+TEST_CASE("q, k, v as views of one qkv: gradients land in its one buffer, the bits of leaves",
           "[attention][nn]") {
-  // T = 100: three row blocks (48, 48, 4), so dk and dv are summed over blocks into the
-  // strided blocks of the packed gradient
+  // The module's q, k, v are slices of one (B,T,3C) projection; in the backward each slice
+  // adds its gradient into its block of qkv's buffer (slice's add_into). The result must equal,
+  // bit for bit, attention on three separate leaves holding the same values. T = 100: three
+  // row blocks (48, 48, 4), so dk and dv are summed over blocks.
   for (DType dt : {DType::f32, DType::f64})
     for (bool causal : {true, false}) {
       INFO("dtype " << dtype_name(dt) << " causal " << causal);
@@ -75,19 +77,28 @@ TEST_CASE("attention_packed gives attention's bits on the three blocks of qkv, g
       AttentionOptions o;
       o.causal = causal;
       o.rel_bias = table;
-      Tensor packed = attention_packed(qkv, H, o);
-      backward(sum(mul(packed, w)));
-      const std::vector<double> out = packed.to_vector(), dqkv = qkv.grad().to_vector(),
-                                dtable = table.grad().to_vector();
-      zero_grad({qkv, table});
       auto block = [&](int64_t i) {
         return reshape(slice(qkv, 2, i * C, (i + 1) * C), {B, T, H, D});
       };
       Tensor views = attention(block(0), block(1), block(2), o);
       backward(sum(mul(views, w)));
-      CHECK(out == views.to_vector());
-      CHECK(dqkv == qkv.grad().to_vector());
-      CHECK(dtable == table.grad().to_vector());
+      const std::vector<double> dqkv = qkv.grad().to_vector();
+      std::vector<Tensor> leaves;
+      for (int64_t i = 0; i < 3; ++i) {
+        leaves.push_back(
+            qkv.detach().slice(2, i * C, (i + 1) * C).contiguous().reshape({B, T, H, D}));
+        leaves.back().set_requires_grad(true);
+      }
+      Tensor separate = attention(leaves[0], leaves[1], leaves[2], o);
+      backward(sum(mul(separate, w)));
+      CHECK(views.to_vector() == separate.to_vector());
+      for (int64_t i = 0; i < 3; ++i) {  // block i of qkv's gradient is leaf i's
+        std::vector<double> got, want = leaves[i].grad().to_vector();
+        for (int64_t r = 0; r < B * T; ++r)
+          got.insert(got.end(), dqkv.begin() + r * 3 * C + i * C,
+                     dqkv.begin() + r * 3 * C + (i + 1) * C);
+        CHECK(got == want);
+      }
     }
 }
 
@@ -142,13 +153,6 @@ TEST_CASE("attention shares its heads out whole: the same bits on 1, 2, 3 and 7 
     CHECK(close(one[3], v.grad()) <= tol);
     CHECK(close(one[4], table.grad()) <= tol);
   }
-}
-
-TEST_CASE("attention_packed names a qkv it cannot split", "[attention][nn][errors]") {
-  Tensor qkv = Tensor::zeros({1, 4, 20});
-  REQUIRE_THROWS_WITH(attention_packed(qkv, 3, AttentionOptions{}),
-                      Contains("attention_packed: expected qkv (B,T,3C) with C divisible by H = 3, "
-                               "but got (1,4,20)"));
 }
 
 TEST_CASE("fused attention over several row blocks and decoding offsets equals the reference",
