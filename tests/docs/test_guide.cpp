@@ -32,8 +32,8 @@
 //                             by AGG, one of mean(COL) or exp(mean(COL)), rounded as N is
 //                             printed.
 #include <algorithm>
-#include <cmath>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -167,8 +167,8 @@ int run(const std::string& dir, const std::string& command, std::string& output)
 // A number as the guide or the output prints it: its value and the size of its last digit.
 struct Number {
   double value = 0;
-  double unit = 1;       // 1 for 42, 0.01 for 0.33, 1e-10 for 5.96e-08
-  bool integer = true;   // no decimal point and no exponent
+  double unit = 1;      // 1 for 42, 0.01 for 0.33, 1e-10 for 5.96e-08
+  bool integer = true;  // no decimal point and no exponent
 };
 
 Number parse_number(const std::string& text) {
@@ -432,9 +432,8 @@ TEST_CASE("guide: every number the prose quotes is in an output it shows, or in 
       for (std::sregex_iterator it(rest.begin(), rest.end(), quoted), end; it != end; ++it) {
         double v = std::stod((*it)[2].str());
         INFO(file << ": " << (*it)[2].str() << " in: " << l);
-        CHECK(std::any_of(shown.begin(), shown.end(), [v](double s) {
-          return std::abs(s - v) <= 1e-12 * std::abs(v);
-        }));
+        CHECK(std::any_of(shown.begin(), shown.end(),
+                          [v](double s) { return std::abs(s - v) <= 1e-12 * std::abs(v); }));
       }
     }
     INFO(file);
@@ -453,13 +452,13 @@ TEST_CASE("guide: the number rules (tolerances, speeds, exact integers)", "[docs
   CHECK_FALSE(agree("All tests passed (1 assertion in 1 test case)",
                     "All tests passed (1 assertion in 2 test cases)"));
   CHECK(agree("  送(1) 0.33", "  送(1)   0.34"));
-  CHECK_FALSE(agree("  送(1) 0.33", "  君(1) 0.33"));                  // text is exact
-  CHECK_FALSE(agree("  送(1) 0.33", "  送(2) 0.33"));                  // so are integers
-  CHECK_FALSE(agree("= 3e-08", "= 5.96e-08"));                        // a stale float rounding
+  CHECK_FALSE(agree("  送(1) 0.33", "  君(1) 0.33"));  // text is exact
+  CHECK_FALSE(agree("  送(1) 0.33", "  送(2) 0.33"));  // so are integers
+  CHECK_FALSE(agree("= 3e-08", "= 5.96e-08"));         // a stale float rounding
   CHECK_FALSE(agree("= 2.98e-08", "= 5.96e-08"));
-  CHECK_FALSE(agree("= 0.31", "= 0.516"));                            // a stale weight
+  CHECK_FALSE(agree("= 0.31", "= 0.516"));  // a stale weight
   CHECK_FALSE(agree("val loss 6.1053", "val loss 6.2053"));
-  CHECK(agree("val loss 6.1053", "val loss 6.1071"));                 // another CPU's last digits
+  CHECK(agree("val loss 6.1053", "val loss 6.1071"));  // another CPU's last digits
 }
 
 namespace {
