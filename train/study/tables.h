@@ -44,9 +44,10 @@ struct RunRow {
   std::string run, pe;
   long seed = 0;
   std::string objective, corpus, embedding;  // lm | mlm | answer; fortunes | kjv | task_*
-  double lr = 0;                             // the peak learning rate it trained with
   long steps = 0, tokens = 0;                // tokens trained on: steps x batch x ctx
   double train_seconds = 0, val_loss = 0, last20_gain = 0;
+  double lr = 0;  // the peak learning rate it trained with (last here, so that older brace
+                  // initialisers stay valid; in SPEC order in the file: schema())
   static const std::vector<Column<RunRow>>& schema();
 };
 

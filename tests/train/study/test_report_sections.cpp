@@ -109,7 +109,7 @@ TEST_CASE("a malformed CSV fails naming the file and the line", "[report]") {
     const size_t line3 = runs.find('\n', runs.find('\n') + 1) + 1;
     d.write("runs.csv", runs.substr(0, line3) + "oops,rope,1\n" + runs.substr(line3));
     CHECK(error_of() ==
-          d.path + "/runs.csv: line 3: expected 11 fields, as in the header, but got 3");
+          d.path + "/runs.csv: line 3: expected 12 fields, as in the header, but got 3");
   }
   SECTION("a field that is not a number") {
     d.write("ngram.csv", "corpus,n,k,val_loss\nfortunes,3,0.1,abc\n");
