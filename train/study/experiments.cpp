@@ -45,7 +45,7 @@ std::vector<FlagSpec> experiment_flags() {
        "on GPU k % G (default 0: not pinned)"},
       {"time-limit",
        "MIN  make only the runs whose expected time fits MIN minutes since the start, in the "
-       "plan's order (default: 110 full, 5 quick; 0: no limit)"},
+       "plan's order (default: 110 full; 0: no limit, the other scales' default)"},
       {"device", "cpu|cuda (default cpu)"},
       {"jobs",
        "N  runs made at once, each in its own process with cores/N threads (default: measured, "
