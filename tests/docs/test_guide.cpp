@@ -42,6 +42,7 @@
 #include <set>
 #include <sstream>
 
+#include "tensor/cpu_isa.h"
 #include "tests/support/temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -58,10 +59,20 @@ const char* const kGuides[] = {"docs/guide.zh.md", "docs/guide.md"};
 // affordable: the demo takes 35-60 s on 2 cores, each guide's `poslab train` lines 100 steps.
 //
 // Numbers are compared within a relative tolerance, not exactly: training sums in an order that
-// depends on the CPU's vector width (POSLAB_ISA, the portable build), so a loss after 200 steps
-// differs in its last digits between CPUs. 0.5% holds those differences and still catches a stale
-// figure (0.31 where the output says 0.516, 3e-8 where it says 5.96e-8: factors, not digits).
+// depends on the CPU's vector width, so a loss after 200 steps differs in its last digits between
+// CPUs. 0.5% holds those differences and still catches a stale figure (0.31 where the output says
+// 0.516, 3e-8 where it says 5.96e-8: factors, not digits).
 constexpr double kRelTolerance = 5e-3;
+
+// The guides show what the native build (-march=native, no sanitizers) prints with our kernels
+// (AVX2 or AVX-512: the two give the same sums). Another build trains another demo model: the
+// portable build (POSLAB_ISA=generic: OpenBLAS, and no FMA contraction in our loops) and the
+// sanitizer build round differently, and 200 steps on a 2-layer model turn that into attention
+// weights 10% apart (0.35 for 0.39). There the text and the integers of each output are
+// checked and the other numbers only where they are (POSLAB_GUIDE_BUILD: tests/CMakeLists.txt).
+bool guide_build() {
+  return POSLAB_GUIDE_BUILD && poslab::kernel::cpu_isa() != poslab::kernel::Isa::generic;
+}
 
 std::string read(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -185,9 +196,11 @@ Number parse_number(const std::string& text) {
 }
 
 // Integers (counts, positions, sizes) must be equal; other numbers may differ by one unit of
-// their last printed digit (rounding across CPUs) or by kRelTolerance (see above).
-bool numbers_agree(const Number& shown, const Number& actual) {
+// their last printed digit (rounding across CPUs) or by kRelTolerance (see above); outside the
+// guide's build (exact false, see guide_build) only integers are compared.
+bool numbers_agree(const Number& shown, const Number& actual, bool exact) {
   if (shown.integer || actual.integer) return shown.value == actual.value;
+  if (!exact) return true;
   double unit = std::max(shown.unit, actual.unit);
   double diff = std::abs(shown.value - actual.value);
   return diff <= unit * (1 + 1e-9) || diff <= kRelTolerance * std::abs(actual.value);
@@ -230,10 +243,10 @@ Line split_line(const std::string& line) {
   return out;
 }
 
-bool lines_agree(const Line& shown, const Line& actual) {
+bool lines_agree(const Line& shown, const Line& actual, bool exact = guide_build()) {
   if (shown.text != actual.text || shown.numbers.size() != actual.numbers.size()) return false;
   for (size_t i = 0; i < shown.numbers.size(); ++i)
-    if (!numbers_agree(shown.numbers[i], actual.numbers[i])) return false;
+    if (!numbers_agree(shown.numbers[i], actual.numbers[i], exact)) return false;
   return true;
 }
 
@@ -443,7 +456,7 @@ TEST_CASE("guide: every number the prose quotes is in an output it shows, or in 
 
 TEST_CASE("guide: the number rules (tolerances, speeds, exact integers)", "[docs]") {
   auto agree = [](const std::string& shown, const std::string& actual) {
-    return lines_agree(split_line(shown), split_line(actual));
+    return lines_agree(split_line(shown), split_line(actual), true);
   };
   CHECK(agree("loss 5.1117 nats, 17204 tokens/s", "loss 5.1118 nats, 23173 tokens/s"));
   CHECK(agree("ready in 55 s: runs", "ready in 34 s: runs"));
@@ -459,6 +472,10 @@ TEST_CASE("guide: the number rules (tolerances, speeds, exact integers)", "[docs
   CHECK_FALSE(agree("= 0.31", "= 0.516"));  // a stale weight
   CHECK_FALSE(agree("val loss 6.1053", "val loss 6.2053"));
   CHECK(agree("val loss 6.1053", "val loss 6.1071"));  // another CPU's last digits
+  // another build's demo model: its weights, not its text or its counts
+  CHECK(lines_agree(split_line("  送(1) 0.39"), split_line("  送(1) 0.35"), false));
+  CHECK_FALSE(lines_agree(split_line("  送(1) 0.39"), split_line("  送(2) 0.39"), false));
+  CHECK_FALSE(lines_agree(split_line("  送(1) 0.39"), split_line("  君(1) 0.39"), false));
 }
 
 namespace {
