@@ -24,8 +24,8 @@ int main(int argc, char** argv) {
   Device device = parse_device(argc > 3 ? argv[3] : "cpu", "device");
   require_device(device, "bench_eval_long");
   GPTConfig c;
-  c.vocab_size = 105, c.pe = parse_pe(pe), c.block_size = 256, c.device = device;
-  if (c.pe == PeKind::learned) c.max_len = L;
+  c.vocab_size = 105, c.pe.kind = parse_pe(pe), c.block_size = 256, c.device = device;
+  if (c.pe.kind == PeKind::learned) c.pe.max_len = L;
   GPT m(c, 1);
   Generator g(5);
   Ids x{std::vector<int32_t>(L), {1, L}}, y = x;

@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
       all ? std::vector<int64_t>{256, 512, 1024, 2048, 4096} : parse_lengths(argv[5]);
   GPT& m = *ck.model;
   const int64_t T0 = m.config().block_size;
-  const char* pe = pe_name(m.config().pe);
+  const char* pe = pe_name(m.config().pe.kind);
   std::vector<std::string> vocab = load_vocab(data + "/vocab.json");
   std::vector<uint16_t> val = load_tokens(data + "/val.bin", vocab.size());
   auto batch = [&](int64_t L) {

@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
               device == Device::cuda ? "issue s" : "GFLOP/s");
   for (const std::string& pe : order) {
     GPTConfig c;
-    c.vocab_size = V, c.pe = parse_pe(pe), c.block_size = T, c.device = device;
+    c.vocab_size = V, c.pe.kind = parse_pe(pe), c.block_size = T, c.device = device;
     GPT m(c, 1);
     AdamW opt(m.parameters(), AdamWConfig{});
     Generator g(3);

@@ -2,8 +2,6 @@
 
 #include <cmath>
 
-#include "posenc/rope.h"
-#include "posenc/t5.h"
 #include "tensor/device.h"
 
 namespace poslab {
@@ -15,21 +13,20 @@ void GPTConfig::validate() const {
   if (n_head <= 0 || n_embd % n_head != 0)
     fail("--heads: expected a head count that divides --d = ", n_embd, ", but got ", n_head);
   if (block_size <= 0) fail("--ctx: expected a positive context length, but got ", block_size);
-  if (pe == PeKind::rope) validate_rope(n_embd / n_head, rope_theta, rope_fraction);
-  if (pe == PeKind::t5) validate_t5({t5_buckets, t5_max_distance, causal});
-  if (pe == PeKind::learned && max_len != 0 && max_len < block_size)
-    fail("--max-len: expected at least --ctx = ", block_size, ", but got ", max_len);
+  pe.validate(posenc_dims());
+  if (pe.kind == PeKind::learned && pe.max_len != 0 && pe.max_len < block_size)
+    fail("--max-len: expected at least --ctx = ", block_size, ", but got ", pe.max_len);
   require_device(device, "--device cuda");
 }
 
 GPT::GPT(const GPTConfig& cfg, uint64_t seed) : cfg_(cfg) {
   cfg_.validate();
-  if (cfg_.pe == PeKind::learned && cfg_.max_len == 0) cfg_.max_len = cfg_.block_size;
-  if (cfg_.pe != PeKind::learned) cfg_.max_len = 0;
+  if (cfg_.pe.kind == PeKind::learned && cfg_.pe.max_len == 0) cfg_.pe.max_len = cfg_.block_size;
+  if (cfg_.pe.kind != PeKind::learned) cfg_.pe.max_len = 0;
   Generator gen(seed);
   int64_t C = cfg_.n_embd;
   wte_ = Embedding(cfg_.vocab_size, C, cfg_.embedding, gen, cfg_.dtype);
-  pe_ = make_posenc(cfg_.posenc(), gen);
+  pe_ = make_posenc(cfg_.pe, cfg_.posenc_dims(), gen);
   double proj_std = 0.02 / std::sqrt(2.0 * cfg_.n_layer);
   for (int64_t i = 0; i < cfg_.n_layer; ++i)
     blocks_.emplace_back(C, cfg_.n_head, cfg_.causal, gen, proj_std, cfg_.dtype);
@@ -38,20 +35,15 @@ GPT::GPT(const GPTConfig& cfg, uint64_t seed) : cfg_(cfg) {
   to(cfg_.device);
 }
 
-PosencConfig GPTConfig::posenc() const {
-  PosencConfig pc;
-  pc.kind = pe, pc.d_model = n_embd, pc.n_head = n_head, pc.max_len = max_len;
-  pc.theta = rope_theta, pc.rope_layout = rope_layout, pc.rope_fraction = rope_fraction;
-  pc.t5_buckets = t5_buckets, pc.t5_max_distance = t5_max_distance;
-  pc.causal = causal, pc.dtype = dtype;
-  pc.init_std = embedding_init_std(embedding, n_embd);  // a learned wpe starts like wte
-  return pc;
+PosencDims GPTConfig::posenc_dims() const {
+  // a learned wpe starts like wte
+  return {n_embd, n_head, causal, dtype, embedding_init_std(embedding, n_embd)};
 }
 
 void GPT::set_scaling(const RopeScaling& s) {
-  if (s.kind != ScalingKind::none && cfg_.pe != PeKind::rope)
+  if (s.kind != ScalingKind::none && cfg_.pe.kind != PeKind::rope)
     fail("--rope-scaling: ", scaling_name(s.kind),
-         " applies only to pe = rope, but this model has pe = ", pe_name(cfg_.pe));
+         " applies only to pe = rope, but this model has pe = ", pe_name(cfg_.pe.kind));
   scaling_ = s;
 }
 

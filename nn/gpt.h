@@ -24,21 +24,16 @@ struct GPTConfig {
   int64_t n_head = 4;
   int64_t n_embd = 128;
   int64_t block_size = 256;  // T0, the training context length
-  int64_t max_len = 0;       // learned: rows of wpe (0: block_size)
-  PeKind pe = PeKind::rope;
-  double rope_theta = 10000;
-  RopeLayout rope_layout = RopeLayout::interleaved;  // rope: which dims pair up (posenc/rope.h)
-  double rope_fraction = 1;                          // rope: share of each head rotated, (0, 1]
-  int64_t t5_buckets = 32;                           // t5: rows of rel_bias (posenc/t5.h)
-  int64_t t5_max_distance = 128;                     // t5: the last bucket's start
+  PosencConfig pe;           // the positional scheme and its settings (posenc/posenc.h)
   bool causal = true;
   EmbeddingKind embedding = EmbeddingKind::gpt2;  // input scale and init of wte, wpe
   DType dtype = DType::f32;                       // f64 for gradient checks
   Device device = Device::cpu;  // where parameters, activations and optimizer state live
 
   void validate() const;  // every bad value named, with the flag that sets it
-  // The scheme's part of this config (posenc.h), with its learned table's initial std.
-  PosencConfig posenc() const;
+  // What the scheme takes from this model (posenc.h): C, H, the mask, dtype, and the initial
+  // std of a learned table.
+  PosencDims posenc_dims() const;
 };
 
 struct KVCache {

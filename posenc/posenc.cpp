@@ -98,25 +98,29 @@ Tensor add_to_embeddings_at(const PositionalEncoding& pe, const Tensor& x, int64
   return pe.add_to_embeddings(x, pe.context(at, x.dtype(), x.device()));
 }
 
-std::unique_ptr<PositionalEncoding> make_posenc(const PosencConfig& cfg, Generator& gen) {
-  if (cfg.n_head <= 0 || cfg.d_model <= 0 || cfg.d_model % cfg.n_head != 0)
-    fail("posenc: expected heads dividing the model width, but got d = ", cfg.d_model,
-         " and heads = ", cfg.n_head);
+void PosencConfig::validate(const PosencDims& dims) const {
+  if (kind == PeKind::rope) validate_rope(dims.d_model / dims.n_head, theta, rope_fraction);
+  if (kind == PeKind::t5) validate_t5({t5_buckets, t5_max_distance, dims.causal});
+}
+
+std::unique_ptr<PositionalEncoding> make_posenc(const PosencConfig& cfg, const PosencDims& dims,
+                                                Generator& gen) {
   switch (cfg.kind) {
     case PeKind::none:
       return std::make_unique<NoPE>();
     case PeKind::learned:
-      return std::make_unique<LearnedPE>(cfg.max_len, cfg.d_model, gen, cfg.dtype, cfg.init_std);
+      return std::make_unique<LearnedPE>(cfg.max_len, dims.d_model, gen, dims.dtype, dims.init_std);
     case PeKind::sinusoidal:
-      return std::make_unique<SinusoidalPE>(cfg.d_model);
+      return std::make_unique<SinusoidalPE>(dims.d_model);
     case PeKind::rope:
-      return std::make_unique<RoPE>(cfg.d_model / cfg.n_head, cfg.theta, cfg.rope_layout,
+      return std::make_unique<RoPE>(dims.d_model / dims.n_head, cfg.theta, cfg.rope_layout,
                                     cfg.rope_fraction);
     case PeKind::alibi:
-      return std::make_unique<ALiBi>(cfg.n_head);
+      return std::make_unique<ALiBi>(dims.n_head);
     case PeKind::t5:
-      return std::make_unique<T5Bias>(
-          cfg.n_head, T5Options{cfg.t5_buckets, cfg.t5_max_distance, cfg.causal}, gen, cfg.dtype);
+      return std::make_unique<T5Bias>(dims.n_head,
+                                      T5Options{cfg.t5_buckets, cfg.t5_max_distance, dims.causal},
+                                      gen, dims.dtype);
   }
   fail("posenc: unknown kind");
 }

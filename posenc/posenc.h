@@ -46,20 +46,31 @@ struct RopeScaling {
   int64_t pair = -1;
 };
 
-struct PosencConfig {
-  PeKind kind = PeKind::none;
-  int64_t d_model = 0;   // C
-  int64_t n_head = 0;    // H (D = C / H)
-  int64_t max_len = 0;   // learned: rows of wpe
-  double theta = 10000;  // rope base
-  RopeLayout rope_layout = RopeLayout::interleaved;
-  double rope_fraction = 1;  // in (0, 1]
-  int64_t t5_buckets = 32;   // t5: rows of rel_bias (posenc/t5.h)
-  int64_t t5_max_distance = 128;
-  bool causal = true;  // t5: the bucket function's two forms
+// What a scheme takes from the model it sits in. n_head divides d_model (the model checks
+// it: GPTConfig::validate).
+struct PosencDims {
+  int64_t d_model = 0;  // C
+  int64_t n_head = 0;   // H (D = C / H)
+  bool causal = true;   // t5: the bucket function's two forms
   DType dtype = DType::f32;
   // learned: std of wpe's initial values, that of wte (0.02 or C^-0.5, nn/embedding.h)
   double init_std = 0.02;
+};
+
+// A scheme and its own settings (the flags --pe, --max-len, --theta, ...): what a checkpoint
+// records of it. The model's sizes reach the scheme apart (PosencDims).
+struct PosencConfig {
+  PeKind kind = PeKind::rope;
+  int64_t max_len = 0;   // learned: rows of wpe (0: the model's block_size, filled in by GPT)
+  double theta = 10000;  // rope: the base of the frequencies (posenc/rope.h)
+  RopeLayout rope_layout = RopeLayout::interleaved;  // rope: which dims pair up
+  double rope_fraction = 1;                          // rope: share of each head rotated, (0, 1]
+  int64_t t5_buckets = 32;                           // t5: rows of rel_bias (posenc/t5.h)
+  int64_t t5_max_distance = 128;                     // t5: the last bucket's start
+
+  // The settings against the model's dims, each bad value named with its flag: rope
+  // (validate_rope), t5 (validate_t5). Before a model is built, so nothing is allocated first.
+  void validate(const PosencDims& dims) const;
 };
 
 // The positions of one forward, and what the scheme builds from them once for that forward:
@@ -131,6 +142,8 @@ AttentionTerms attention_terms_at(const PositionalEncoding& pe, const Tensor& q,
 // x: (B,T,C) at positions pos0..pos0+T-1, likewise.
 Tensor add_to_embeddings_at(const PositionalEncoding& pe, const Tensor& x, int64_t pos0);
 
-std::unique_ptr<PositionalEncoding> make_posenc(const PosencConfig& cfg, Generator& gen);
+// The scheme of cfg for a model of dims; its learned tables drawn from gen.
+std::unique_ptr<PositionalEncoding> make_posenc(const PosencConfig& cfg, const PosencDims& dims,
+                                                Generator& gen);
 
 }  // namespace poslab

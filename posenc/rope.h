@@ -56,8 +56,8 @@ Tensor rope_rotate(const Tensor& x, const Tensor& cos, const Tensor& sin,
 void rope_tables(const RopeFrequencies& f, int64_t pos0, int64_t T, DType dtype, Tensor* cos,
                  Tensor* sin);
 
-// RoPE's options, checked here once (by the scheme, and by GPTConfig::validate before a model
-// is built): D even, theta > 1, f in (0, 1] rotating at least one pair. Errors name the flag.
+// RoPE's options, checked here once (by the scheme, and by PosencConfig::validate before a
+// model is built): D even, theta > 1, f in (0, 1] rotating at least one pair. Errors name the flag.
 void validate_rope(int64_t head_dim, double theta, double fraction);
 
 class RoPE final : public PositionalEncoding {

@@ -28,25 +28,25 @@ void from_st(const StTensor& st, const Tensor& dst, const std::string& what) {
 
 void save_checkpoint(const GPT& model, int64_t step, const std::string& path) {
   const GPTConfig& c = model.config();
-  StMetadata meta{{"pe", pe_name(c.pe)},
+  StMetadata meta{{"pe", pe_name(c.pe.kind)},
                   {"n_layer", std::to_string(c.n_layer)},
                   {"n_head", std::to_string(c.n_head)},
                   {"n_embd", std::to_string(c.n_embd)},
                   {"vocab_size", std::to_string(c.vocab_size)},
                   {"block_size", std::to_string(c.block_size)}};
-  if (c.pe == PeKind::learned) meta.push_back({"max_len", std::to_string(c.max_len)});
+  if (c.pe.kind == PeKind::learned) meta.push_back({"max_len", std::to_string(c.pe.max_len)});
   char theta[64];
-  std::snprintf(theta, sizeof theta, "%.17g", c.rope_theta);
+  std::snprintf(theta, sizeof theta, "%.17g", c.pe.theta);
   meta.push_back({"rope_theta", theta});
-  if (c.pe == PeKind::rope) {
+  if (c.pe.kind == PeKind::rope) {
     char fraction[64];
-    std::snprintf(fraction, sizeof fraction, "%.17g", c.rope_fraction);
-    meta.push_back({"rope_layout", rope_layout_name(c.rope_layout)});
+    std::snprintf(fraction, sizeof fraction, "%.17g", c.pe.rope_fraction);
+    meta.push_back({"rope_layout", rope_layout_name(c.pe.rope_layout)});
     meta.push_back({"rope_fraction", fraction});
   }
-  if (c.pe == PeKind::t5) {
-    meta.push_back({"t5_buckets", std::to_string(c.t5_buckets)});
-    meta.push_back({"t5_max_distance", std::to_string(c.t5_max_distance)});
+  if (c.pe.kind == PeKind::t5) {
+    meta.push_back({"t5_buckets", std::to_string(c.pe.t5_buckets)});
+    meta.push_back({"t5_max_distance", std::to_string(c.pe.t5_max_distance)});
   }
   meta.push_back({"causal", c.causal ? "true" : "false"});
   meta.push_back({"step", std::to_string(step)});
@@ -87,14 +87,14 @@ static std::string meta_choice(const std::map<std::string, std::string>& m, cons
 
 // rope_layout and rope_fraction; absent: interleaved and 1 (checkpoints from before the options).
 static void read_rope_options(const std::map<std::string, std::string>& m, const std::string& path,
-                              GPTConfig& c) {
-  c.rope_layout = parse_rope_layout(
+                              PosencConfig& pe) {
+  pe.rope_layout = parse_rope_layout(
       meta_choice(m, "rope_layout", path, {"interleaved", "half"}, "interleaved"));
   auto f = m.find("rope_fraction");
   if (f == m.end()) return;
   char* end = nullptr;
-  c.rope_fraction = std::strtod(f->second.c_str(), &end);
-  if (f->second.empty() || *end != '\0' || !(c.rope_fraction > 0 && c.rope_fraction <= 1))
+  pe.rope_fraction = std::strtod(f->second.c_str(), &end);
+  if (f->second.empty() || *end != '\0' || !(pe.rope_fraction > 0 && pe.rope_fraction <= 1))
     fail(path, ": __metadata__ 'rope_fraction' = '", f->second, "' is not a number in (0, 1]");
 }
 
@@ -123,36 +123,36 @@ Checkpoint load_checkpoint(const std::string& path, Device device) {
   std::map<std::string, std::string> m(f.metadata.begin(), f.metadata.end());
   GPTConfig c;
   if (!m.count("pe")) fail(path, ": __metadata__ lacks 'pe'");
-  c.pe = parse_pe(meta_choice(m, "pe", path, pe_names(), ""));
+  c.pe.kind = parse_pe(meta_choice(m, "pe", path, pe_names(), ""));
   c.n_layer = meta_int(m, "n_layer", path, 1, 1024);
   c.n_head = meta_int(m, "n_head", path, 1, 1024);
   c.n_embd = meta_int(m, "n_embd", path, 1, 1 << 16);
   c.vocab_size = meta_int(m, "vocab_size", path, 1, 65535);
   c.block_size = meta_int(m, "block_size", path, 1, 1 << 24);
-  if (c.pe == PeKind::learned) c.max_len = meta_int(m, "max_len", path, 1, 1 << 24);
+  if (c.pe.kind == PeKind::learned) c.pe.max_len = meta_int(m, "max_len", path, 1, 1 << 24);
   auto th = m.find("rope_theta");
   if (th == m.end()) fail(path, ": __metadata__ lacks 'rope_theta'");
   char* end = nullptr;
-  c.rope_theta = std::strtod(th->second.c_str(), &end);
-  if (th->second.empty() || *end != '\0' || !std::isfinite(c.rope_theta))
+  c.pe.theta = std::strtod(th->second.c_str(), &end);
+  if (th->second.empty() || *end != '\0' || !std::isfinite(c.pe.theta))
     fail(path, ": __metadata__ 'rope_theta' = '", th->second, "' is not a number");
   auto causal = m.find("causal");
   if (causal == m.end() || (causal->second != "true" && causal->second != "false"))
     fail(path, ": __metadata__ 'causal' must be \"true\" or \"false\"");
   c.causal = causal->second == "true";
   c.embedding = parse_embedding(meta_choice(m, "embedding", path, embedding_names(), "gpt2"));
-  if (c.pe == PeKind::rope) read_rope_options(m, path, c);
-  if (c.pe == PeKind::t5) {
+  if (c.pe.kind == PeKind::rope) read_rope_options(m, path, c.pe);
+  if (c.pe.kind == PeKind::t5) {
     T5Options o = read_t5_options(f, path, c.n_head, c.causal);
-    c.t5_buckets = o.num_buckets, c.t5_max_distance = o.max_distance;
+    c.pe.t5_buckets = o.num_buckets, c.pe.t5_max_distance = o.max_distance;
   }
   c.device = device;
   int64_t step = meta_int(m, "step", path, 0, int64_t(1) << 40);
   // the config is validated before anything is allocated from it
   c.validate();
   int64_t params = c.vocab_size * c.n_embd + c.n_layer * 12 * c.n_embd * c.n_embd +
-                   (c.pe == PeKind::learned ? c.max_len * c.n_embd : 0) +
-                   (c.pe == PeKind::t5 ? c.t5_buckets * c.n_head : 0);
+                   (c.pe.kind == PeKind::learned ? c.pe.max_len * c.n_embd : 0) +
+                   (c.pe.kind == PeKind::t5 ? c.pe.t5_buckets * c.n_head : 0);
   if (params > (int64_t(1) << 32))
     fail(path, ": the config in __metadata__ implies ", params, " parameters; refusing");
 
@@ -169,7 +169,7 @@ Checkpoint load_checkpoint(const std::string& path, Device device) {
     by_name.erase(it);
   }
   if (!by_name.empty())
-    fail(path, ": unexpected tensor '", by_name.begin()->first, "' for pe = ", pe_name(c.pe));
+    fail(path, ": unexpected tensor '", by_name.begin()->first, "' for pe = ", pe_name(c.pe.kind));
   return ck;
 }
 

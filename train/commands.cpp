@@ -77,22 +77,23 @@ Device device_option(const Args& a) {
 
 // The flags of one scheme each; each refuses the other schemes. GPTConfig::validate checks
 // the values.
-static void positional_options(const Args& a, GPTConfig& m) {
-  m.rope_theta = a.number("theta", 10000, 1.0000001, 1e12);
-  m.max_len = a.integer("max-len", 0, 1, 1 << 24);
-  m.rope_layout =
+static void positional_options(const Args& a, PosencConfig& pe) {
+  pe.theta = a.number("theta", 10000, 1.0000001, 1e12);
+  pe.max_len = a.integer("max-len", 0, 1, 1 << 24);
+  pe.rope_layout =
       parse_rope_layout(a.choice("rope-layout", "interleaved", {"interleaved", "half"}));
-  m.rope_fraction = a.number("rope-fraction", 1, -1e300, 1e300);
-  m.t5_buckets = a.integer("t5-buckets", 32, 1, 1 << 16);
-  m.t5_max_distance = a.integer("t5-max-distance", 128, 1, 1 << 24);
-  if (a.has("max-len") && m.pe != PeKind::learned) fail("--max-len applies only to --pe learned");
-  if (a.has("theta") && m.pe != PeKind::rope) fail("--theta applies only to --pe rope");
-  if (a.has("rope-layout") && m.pe != PeKind::rope)
+  pe.rope_fraction = a.number("rope-fraction", 1, -1e300, 1e300);
+  pe.t5_buckets = a.integer("t5-buckets", 32, 1, 1 << 16);
+  pe.t5_max_distance = a.integer("t5-max-distance", 128, 1, 1 << 24);
+  if (a.has("max-len") && pe.kind != PeKind::learned)
+    fail("--max-len applies only to --pe learned");
+  if (a.has("theta") && pe.kind != PeKind::rope) fail("--theta applies only to --pe rope");
+  if (a.has("rope-layout") && pe.kind != PeKind::rope)
     fail("--rope-layout interleaved|half applies only to --pe rope");
-  if (a.has("rope-fraction") && m.pe != PeKind::rope)
+  if (a.has("rope-fraction") && pe.kind != PeKind::rope)
     fail("--rope-fraction f (f in (0, 1]) applies only to --pe rope");
   for (const char* flag : {"t5-buckets", "t5-max-distance"})
-    if (a.has(flag) && m.pe != PeKind::t5)
+    if (a.has(flag) && pe.kind != PeKind::t5)
       fail("--", flag, " N (a positive integer) applies only to --pe t5");
 }
 
@@ -100,7 +101,7 @@ TrainOptions train_options(const Args& a) {
   TrainOptions o;
   o.data = a.str("data", "");
   o.out = a.str("out", "");
-  o.model.pe = parse_pe(a.str("pe", "rope"));
+  o.model.pe.kind = parse_pe(a.str("pe", "rope"));
   o.steps = a.integer("steps", 2000, 1, 100000000);
   o.batch = a.integer("batch", 16, 1, 1 << 20);
   o.model.block_size = a.integer("ctx", 256, 1, 1 << 20);
@@ -111,7 +112,7 @@ TrainOptions train_options(const Args& a) {
   o.warmup = a.integer("warmup", -1, 0, 100000000);
   o.adam.weight_decay = a.number("weight-decay", 0.1, 0, 10);
   o.seed = static_cast<uint64_t>(a.integer("seed", 1337, 0, INT64_MAX));
-  positional_options(a, o.model);
+  positional_options(a, o.model.pe);
   o.model.causal = a.boolean("causal", true);
   o.model.embedding = parse_embedding(a.choice("embedding", "gpt2", embedding_names()));
   o.objective = parse_objective(a.choice("objective", "lm", objective_names()));
@@ -202,13 +203,13 @@ int cmd_eval(int argc, char** argv) {
     std::snprintf(extra, sizeof extra,
                   ",\"split\":\"%s\",\"pe\":\"%s\",\"rope_scaling\":\"%s\",\"step\":%lld,"
                   "\"position_offset\":%lld,\"attention_window\":%lld,\"logit_scale\":\"%s\"}",
-                  split.c_str(), pe_name(ck.model->config().pe), scaling_name(sc.kind),
+                  split.c_str(), pe_name(ck.model->config().pe.kind), scaling_name(sc.kind),
                   (long long)ck.step, (long long)iv.position_offset, (long long)iv.attention_window,
                   iv.log_scale ? "log" : "none");
     std::printf("%s%s\n", j.c_str(), extra);
   } else {
     std::printf("%s L=%lld %s: loss %.4f nats, ppl %.3f over %lld tokens (%lld windows)%s\n",
-                pe_name(ck.model->config().pe), (long long)L, split.c_str(), r.loss, r.ppl,
+                pe_name(ck.model->config().pe.kind), (long long)L, split.c_str(), r.loss, r.ppl,
                 (long long)r.tokens, (long long)r.windows,
                 ck.model->config().causal ? "" : "  [causal=false: not a perplexity]");
     if (iv.position_offset > 0 || iv.attention_window > 0 || iv.log_scale)
@@ -272,9 +273,9 @@ int cmd_generate(int argc, char** argv) {
   Generator gen(static_cast<uint64_t>(a.integer("seed", 0, 0, INT64_MAX)));
   const GPT& m = *ck.model;
   int64_t total = static_cast<int64_t>(ids.size()) + n;
-  if (m.config().pe == PeKind::learned && total > m.config().max_len)
+  if (m.config().pe.kind == PeKind::learned && total > m.config().pe.max_len)
     fail("--tokens: prompt + tokens = ", total,
-         " positions, but the learned table has max_len = ", m.config().max_len);
+         " positions, but the learned table has max_len = ", m.config().pe.max_len);
   KVCache cache = m.new_cache(total);
   Ids prompt_ids{std::vector<int32_t>(ids.begin(), ids.end()),
                  {1, static_cast<int64_t>(ids.size())}};

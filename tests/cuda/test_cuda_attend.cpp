@@ -39,7 +39,7 @@ TEST_CASE("cuda: poslab attend on the GPU writes the CPU's weights", "[cuda]") {
     TrainOptions o;
     o.data = dir.file("data");
     o.out = dir.file(std::string("run_") + pe_name(pe));
-    o.model.pe = pe;
+    o.model.pe.kind = pe;
     o.model.n_embd = 16, o.model.n_layer = 2, o.model.n_head = 2, o.model.block_size = 16;
     o.batch = 4, o.steps = 10, o.eval_every = 10, o.eval_batches = 1, o.quiet = true;
     train(o);

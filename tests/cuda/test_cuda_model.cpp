@@ -62,8 +62,8 @@ void check_attention(int64_t B, int64_t T, int64_t H, int64_t D, const Attention
 
 GPTConfig canonical(PeKind pe) {  // the study / bench: d=128, 4 layers, 4 heads, T0=256
   GPTConfig c;
-  c.vocab_size = 105, c.pe = pe, c.block_size = 256;
-  if (pe == PeKind::learned) c.max_len = 4096;
+  c.vocab_size = 105, c.pe.kind = pe, c.block_size = 256;
+  if (pe == PeKind::learned) c.pe.max_len = 4096;
   return c;
 }
 
@@ -218,7 +218,7 @@ TEST_CASE("cuda: a T5 model's loss and gradients, the bias table's included", "[
   // offsets (the scatter-add of dbias by bucket on the GPU)
   GPTConfig c;
   c.vocab_size = 105, c.n_layer = 2, c.n_head = 2, c.n_embd = 32, c.block_size = 40;
-  c.pe = PeKind::t5, c.t5_buckets = 8, c.t5_max_distance = 12;
+  c.pe.kind = PeKind::t5, c.pe.t5_buckets = 8, c.pe.t5_max_distance = 12;
   for (bool causal : {true, false}) {
     INFO((causal ? "causal" : "bidirectional"));
     c.causal = causal;
@@ -326,14 +326,14 @@ TEST_CASE("cuda: KV-cache decoding equals recomputation, every scheme", "[cuda]"
        {PeKind::none, PeKind::learned, PeKind::sinusoidal, PeKind::rope, PeKind::alibi, PeKind::t5})
     configs.push_back(canonical(pe));
   configs.push_back(canonical(PeKind::rope));  // half layout, r = 16 of D = 32 dims rotated
-  configs.back().rope_layout = RopeLayout::half, configs.back().rope_fraction = 0.5;
+  configs.back().pe.rope_layout = RopeLayout::half, configs.back().pe.rope_fraction = 0.5;
   for (GPTConfig c : configs) {
-    INFO("pe " << pe_name(c.pe) << " " << rope_layout_name(c.rope_layout)
-               << " f = " << c.rope_fraction);
+    INFO("pe " << pe_name(c.pe.kind) << " " << rope_layout_name(c.pe.rope_layout)
+               << " f = " << c.pe.rope_fraction);
     c.block_size = 16;  // so that dynamic scaling changes theta while decoding
     c.device = Device::cuda;
     GPT m(c, 7);
-    if (c.pe == PeKind::rope) m.set_scaling({ScalingKind::dynamic, 0, 16});
+    if (c.pe.kind == PeKind::rope) m.set_scaling({ScalingKind::dynamic, 0, 16});
     Tensor full = m.logits(ids);  // (1,40,V) at once
     KVCache cache = m.new_cache(40);
     Ids first{std::vector<int32_t>(ids.data.begin(), ids.data.begin() + 10), {1, 10}};
@@ -423,7 +423,7 @@ TEST_CASE("cuda: `poslab train` on the GPU follows the CPU run, and resumes ther
       TrainOptions o;
       o.data = dir.file("data");
       o.out = dir.file(name);
-      o.model.pe = pe;
+      o.model.pe.kind = pe;
       o.model.device = device;
       o.model.n_embd = 32, o.model.n_layer = 1, o.model.n_head = 2, o.model.block_size = 32;
       o.batch = 4, o.steps = 12, o.eval_every = 4, o.eval_batches = 2, o.quiet = true;

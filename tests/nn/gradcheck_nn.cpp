@@ -190,8 +190,8 @@ TEST_CASE("gradcheck: every scheme: a whole 2-layer model", "[gradcheck][nn][pos
   Ids ids{{1, 4, 2, 6, 0, 3, 3, 5, 1, 2}, {2, 5}}, tgt{{4, 2, 6, 0, 3, 5, 1, 2, 2, 6}, {2, 5}};
   for (const std::string& name : pe_names()) {
     GPTConfig c;
-    c.vocab_size = 7, c.n_layer = 2, c.n_head = 2, c.n_embd = 8, c.block_size = 6, c.max_len = 8;
-    c.pe = parse_pe(name), c.dtype = DType::f64;
+    c.vocab_size = 7, c.n_layer = 2, c.n_head = 2, c.n_embd = 8, c.block_size = 6, c.pe.max_len = 8;
+    c.pe.kind = parse_pe(name), c.dtype = DType::f64;
     GPT m(c, 11);
     Generator g(12);
     std::vector<Tensor> leaves;

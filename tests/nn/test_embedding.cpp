@@ -116,7 +116,7 @@ static double sample_std(const Tensor& t) {
 
 TEST_CASE("embedding init: std 0.02 for gpt2, d^-0.5 for scaled, wte and wpe alike", "[nn]") {
   GPTConfig c = tiny(PeKind::learned, EmbeddingKind::gpt2);
-  c.vocab_size = 64, c.n_embd = 64, c.n_head = 4, c.max_len = 64;  // 4096 draws each
+  c.vocab_size = 64, c.n_embd = 64, c.n_head = 4, c.pe.max_len = 64;  // 4096 draws each
   GPT gpt2(c, 1);
   CHECK(sample_std(param(gpt2, "transformer.wte.weight")) == Approx(0.02).epsilon(0.05));
   CHECK(sample_std(param(gpt2, "transformer.wpe.weight")) == Approx(0.02).epsilon(0.05));

@@ -59,7 +59,7 @@ TEST_CASE("cached decoding equals recomputing the whole prefix, for every scheme
       if (sk != ScalingKind::none && name != "rope") continue;
       GPTConfig cfg = tiny(parse_pe(name));
       cfg.block_size = 4;  // decode past T0 so dynamic scaling changes with the length
-      cfg.max_len = 16;
+      cfg.pe.max_len = 16;
       GPT m(cfg, 5);
       m.set_scaling({sk, 0, cfg.block_size});
       KVCache cache = m.new_cache(16);
@@ -134,7 +134,7 @@ TEST_CASE("a steady-state training step takes no fresh memory, for every scheme"
   for (const std::string& pe : pe_names()) {
     GPTConfig c;
     c.vocab_size = 20, c.n_layer = 2, c.n_head = 2, c.n_embd = 32, c.block_size = 64;
-    c.pe = parse_pe(pe);
+    c.pe.kind = parse_pe(pe);
     GPT m(c, 1);
     std::vector<Tensor> params;
     for (const NamedParam& p : m.parameters()) params.push_back(p.tensor);

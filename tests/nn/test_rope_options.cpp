@@ -11,7 +11,8 @@ using namespace poslab;
 static GPTConfig rope_model(RopeLayout layout, double fraction) {
   GPTConfig c;
   c.vocab_size = 7, c.n_layer = 2, c.n_head = 2, c.n_embd = 24, c.block_size = 4;
-  c.pe = PeKind::rope, c.rope_layout = layout, c.rope_fraction = fraction, c.dtype = DType::f64;
+  c.pe.kind = PeKind::rope, c.pe.rope_layout = layout, c.pe.rope_fraction = fraction,
+  c.dtype = DType::f64;
   return c;
 }
 
@@ -35,7 +36,7 @@ static int64_t interleaved_dim(int64_t d, int64_t r) {
 static void copy_permuted(const GPT& from, GPT& to) {
   NoGrad ng;
   const GPTConfig& c = from.config();
-  int64_t C = c.n_embd, H = c.n_head, D = C / H, r = rope_rotated_dims(D, c.rope_fraction);
+  int64_t C = c.n_embd, H = c.n_head, D = C / H, r = rope_rotated_dims(D, c.pe.rope_fraction);
   auto src = from.parameters(), dst = to.parameters();
   for (size_t p = 0; p < src.size(); ++p) {
     std::vector<double> v = src[p].tensor.to_vector();

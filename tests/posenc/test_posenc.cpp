@@ -149,6 +149,27 @@ TEST_CASE("unknown --pe and --rope-scaling list the valid names", "[posenc][erro
                       Contains("applies only to pe = rope"));
 }
 
+// The settings (PosencConfig) and what the model lends (PosencDims) meet in make_posenc: the
+// tables take their sizes from both.
+TEST_CASE("make_posenc: a scheme from its settings and the model's dims", "[posenc]") {
+  REQUIRE(PosencConfig{}.kind == PeKind::rope);         // the default, as GPTConfig's
+  const PosencDims dims{8, 2, true, DType::f64, 0.02};  // C = 8, H = 2 (D = 4)
+  Generator g(3);
+  PosencConfig learned;
+  learned.kind = PeKind::learned, learned.max_len = 6;
+  REQUIRE(make_posenc(learned, dims, g)->parameters()[0].second.shape() ==
+          std::vector<int64_t>{6, 8});  // wpe: (max_len, C)
+  PosencConfig t5;
+  t5.kind = PeKind::t5, t5.t5_buckets = 4, t5.t5_max_distance = 8;
+  REQUIRE(make_posenc(t5, dims, g)->parameters()[0].second.shape() ==
+          std::vector<int64_t>{4, 2});  // rel_bias: (t5_buckets, H)
+  PosencConfig rope;
+  rope.rope_fraction = 0.25;  // r = 2 floor(0.25 * 4 / 2) = 0 of D = 4: no pair
+  REQUIRE_THROWS_WITH(rope.validate(dims), Contains("--rope-fraction") && Contains("r >= 2"));
+  t5.t5_max_distance = 2;  // causal: max_exact = 4 / 2 = 2
+  REQUIRE_THROWS_WITH(t5.validate(dims), Contains("--t5-max-distance"));
+}
+
 // A scheme holds no state built by a forward (posenc.h, PositionContext): what it hands
 // attention for given positions is the same whatever it was asked before, and the tables of a
 // context are those of its own positions (the offset shifts RoPE's rows, not ALiBi's).

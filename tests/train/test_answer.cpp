@@ -62,7 +62,7 @@ TrainOptions answer_run(const test::TempDir& dir) {
   o.data = write_toy_task(dir);
   o.out = dir.file("run");
   o.objective = Objective::answer;
-  o.model.pe = PeKind::rope;
+  o.model.pe.kind = PeKind::rope;
   o.model.n_embd = 16, o.model.n_layer = 1, o.model.n_head = 2, o.model.block_size = kE - 1;
   o.batch = 8, o.steps = 20, o.eval_every = 5, o.eval_batches = 2;
   o.quiet = true;

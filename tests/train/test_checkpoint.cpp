@@ -12,7 +12,7 @@ using Catch::Contains;
 static GPTConfig small(EmbeddingKind embedding) {
   GPTConfig c;
   c.vocab_size = 5, c.n_layer = 1, c.n_head = 2, c.n_embd = 4, c.block_size = 8;
-  c.pe = PeKind::learned;
+  c.pe.kind = PeKind::learned;
   c.embedding = embedding;
   return c;
 }

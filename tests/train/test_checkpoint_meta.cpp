@@ -11,7 +11,7 @@ using Catch::Contains;
 
 static GPTConfig small(PeKind pe) {
   GPTConfig c;
-  c.vocab_size = 5, c.n_layer = 1, c.n_head = 2, c.n_embd = 8, c.block_size = 4, c.pe = pe;
+  c.vocab_size = 5, c.n_layer = 1, c.n_head = 2, c.n_embd = 8, c.block_size = 4, c.pe.kind = pe;
   return c;
 }
 
@@ -36,20 +36,20 @@ TEST_CASE("checkpoints keep rope_layout and rope_fraction; absent means interlea
   test::TempDir dir;
   std::string path = dir.file("m.safetensors");
   GPTConfig c = small(PeKind::rope);
-  c.rope_layout = RopeLayout::half;
-  c.rope_fraction = 0.5;
+  c.pe.rope_layout = RopeLayout::half;
+  c.pe.rope_fraction = 0.5;
   save_checkpoint(GPT(c, 1), 3, path);
   StFile f = load_safetensors(path);
   REQUIRE(meta_value(f, "rope_layout") == "half");
   REQUIRE(meta_value(f, "rope_fraction") == "0.5");
   Checkpoint ck = load_checkpoint(path);
-  REQUIRE(ck.model->config().rope_layout == RopeLayout::half);
-  REQUIRE(ck.model->config().rope_fraction == 0.5);
+  REQUIRE(ck.model->config().pe.rope_layout == RopeLayout::half);
+  REQUIRE(ck.model->config().pe.rope_fraction == 0.5);
   set_meta(path, "rope_layout", "");
   set_meta(path, "rope_fraction", "");
   ck = load_checkpoint(path);
-  REQUIRE(ck.model->config().rope_layout == RopeLayout::interleaved);
-  REQUIRE(ck.model->config().rope_fraction == 1);
+  REQUIRE(ck.model->config().pe.rope_layout == RopeLayout::interleaved);
+  REQUIRE(ck.model->config().pe.rope_fraction == 1);
   // other schemes do not carry the keys
   save_checkpoint(GPT(small(PeKind::alibi), 1), 0, dir.file("a.safetensors"));
   REQUIRE(meta_value(load_safetensors(dir.file("a.safetensors")), "rope_layout") == "(absent)");
@@ -113,7 +113,7 @@ TEST_CASE("t5 checkpoints round-trip; a missing or mismatched table is refused",
   test::TempDir dir;
   std::string path = dir.file("m.safetensors");
   GPTConfig c = small(PeKind::t5);
-  c.t5_buckets = 8, c.t5_max_distance = 12;
+  c.pe.t5_buckets = 8, c.pe.t5_max_distance = 12;
   GPT m(c, 1);
   bool decayed = true;
   for (const NamedParam& p : m.parameters())
@@ -124,8 +124,8 @@ TEST_CASE("t5 checkpoints round-trip; a missing or mismatched table is refused",
   REQUIRE(meta_value(f, "t5_buckets") == "8");
   REQUIRE(meta_value(f, "t5_max_distance") == "12");
   Checkpoint ck = load_checkpoint(path);
-  REQUIRE(ck.model->config().t5_buckets == 8);
-  REQUIRE(ck.model->config().t5_max_distance == 12);
+  REQUIRE(ck.model->config().pe.t5_buckets == 8);
+  REQUIRE(ck.model->config().pe.t5_max_distance == 12);
   std::vector<double> want = m.parameters()[1].tensor.to_vector(),
                       got = ck.model->parameters()[1].tensor.to_vector();
   REQUIRE(ck.model->parameters()[1].name == "transformer.rel_bias.weight");

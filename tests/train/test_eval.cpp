@@ -17,7 +17,7 @@ GPT toy_model(PeKind pe, int64_t T0) {
   GPTConfig c;
   c.vocab_size = kVocab;
   c.n_embd = 16, c.n_layer = 2, c.n_head = 2, c.block_size = T0;
-  c.pe = pe;
+  c.pe.kind = pe;
   c.embedding = EmbeddingKind::scaled;
   return GPT(c, 5);
 }

@@ -18,8 +18,8 @@ GPTConfig toy_config(PeKind pe) {
   GPTConfig c;
   c.vocab_size = kVocab;
   c.n_embd = 16, c.n_layer = 2, c.n_head = 2, c.block_size = kT0;
-  c.pe = pe;
-  if (pe == PeKind::learned) c.max_len = 64;
+  c.pe.kind = pe;
+  if (pe == PeKind::learned) c.pe.max_len = 64;
   c.embedding = EmbeddingKind::scaled;
   return c;
 }

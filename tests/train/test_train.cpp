@@ -26,7 +26,7 @@ static TrainOptions tiny_run(const test::TempDir& dir, PeKind pe) {
   TrainOptions o;
   o.data = dir.file("data");
   o.out = dir.file("run");
-  o.model.pe = pe;
+  o.model.pe.kind = pe;
   o.model.n_embd = 16, o.model.n_layer = 1, o.model.n_head = 2, o.model.block_size = 16;
   o.batch = 4;
   o.steps = 20;
@@ -204,7 +204,7 @@ TEST_CASE("non-finite weights stop training naming the step and the tensor; none
 static std::string valid_checkpoint(const test::TempDir& dir) {
   GPTConfig c;
   c.vocab_size = 5, c.n_layer = 1, c.n_head = 2, c.n_embd = 4, c.block_size = 8,
-  c.pe = PeKind::learned;
+  c.pe.kind = PeKind::learned;
   GPT m(c, 1);
   save_checkpoint(m, 3, dir.file("ok.safetensors"));
   return read_file(dir.file("ok.safetensors"));

@@ -137,9 +137,9 @@ std::string show_token(const std::string& token) {
 }
 
 std::string head_label(const GPTConfig& c, int64_t h) {
-  if (c.pe == PeKind::alibi)
+  if (c.pe.kind == PeKind::alibi)
     return "head " + std::to_string(h) + ", m = " + alibi_slope_text(alibi_slopes(c.n_head).at(h));
-  if (c.pe == PeKind::t5) return "T5 head " + std::to_string(h);
+  if (c.pe.kind == PeKind::t5) return "T5 head " + std::to_string(h);
   return "head " + std::to_string(h);
 }
 
@@ -268,8 +268,8 @@ static AttentionMaps maps_of(const GPT& m, const std::vector<std::string>& vocab
   const int64_t T = static_cast<int64_t>(ids.size());
   if (T > kMaxAttendTokens)
     fail(flag, ": ", T, " characters, but attend draws at most ", kMaxAttendTokens);
-  if (m.config().pe == PeKind::learned && T > m.config().max_len)
-    fail(flag, ": ", T, " characters, but the learned table has max_len = ", m.config().max_len);
+  if (m.config().pe.kind == PeKind::learned && T > m.config().pe.max_len)
+    fail(flag, ": ", T, " characters, but the learned table has max_len = ", m.config().pe.max_len);
   return attention_maps(m, ids, vocab, text);
 }
 
@@ -331,7 +331,7 @@ int cmd_attend(int argc, char** argv) {
   if (a.has("compare"))
     texts.push_back(maps_of(*ck.model, vocab, a.str("compare", ""), "--compare", vpath));
 
-  std::printf("%s: pe %s, %lld layers x %lld heads, causal %s\n", ckpt.c_str(), pe_name(c.pe),
+  std::printf("%s: pe %s, %lld layers x %lld heads, causal %s\n", ckpt.c_str(), pe_name(c.pe.kind),
               (long long)c.n_layer, (long long)c.n_head, c.causal ? "true" : "false");
   for (size_t t = 0; t < texts.size(); ++t) {
     std::printf("%s%s (%lld tokens): top %lld keys per query, mean over heads\n",
@@ -342,7 +342,7 @@ int cmd_attend(int argc, char** argv) {
   if (texts.size() > 1) print_comparison(texts[0], texts[1]);
 
   std::filesystem::create_directories(out);
-  std::string title = "attention of " + ckpt + " (pe " + pe_name(c.pe) + ")";
+  std::string title = "attention of " + ckpt + " (pe " + pe_name(c.pe.kind) + ")";
   if (texts.size() > 1) title += ": A = " + texts[0].text + ", B = " + texts[1].text;
   if (texts.size() > 1 && permutation_of(texts[0], texts[1]))
     title += " drawn in A's order, |A-B| their difference";

@@ -155,7 +155,7 @@ void collect_probes(const StudyConfig& c, const StudyPlan& p) {
     const std::string dir = c.run_dir(r.name);
     append(attribution, read_rows<AttributionRow>(need(c, r, dir + "/attribution.csv")));
     append(copy, read_rows<CopyCsvRow>(need(c, r, dir + "/copy.csv")));
-    if (r.train.model.pe == PeKind::rope)
+    if (r.train.model.pe.kind == PeKind::rope)
       append(pairs, read_rows<RopePairRow>(need(c, r, dir + "/rope_pairs.csv")));
   }
   write_rows(c.out + "/attribution.csv", attribution);
@@ -269,7 +269,7 @@ RunRow run_row(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
   std::vector<LogRow> log = read_log(need(c, r, dir + "/log.csv"));
   RunRow row;
   row.run = r.name;
-  row.pe = pe_name(r.train.model.pe);
+  row.pe = pe_name(r.train.model.pe.kind);
   row.seed = static_cast<long>(r.train.seed);
   row.objective = objective_name(r.train.objective);
   row.corpus = r.corpus;

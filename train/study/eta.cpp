@@ -59,7 +59,7 @@ double probe_tokens(const StudyConfig& c, const RunSpec& r) {
   const int64_t L = c.lens.back(), T0 = r.train.model.block_size;
   const double at_L = std::min<double>(c.probe_windows, std::floor((val_tokens(r) - 1) / L)) * L;
   double tokens = at_L * (3 * forward_cost(c, r, L) + 4 * forward_cost(c, r, T0));
-  if (r.train.model.pe == PeKind::rope)
+  if (r.train.model.pe.kind == PeKind::rope)
     tokens += at_L * forward_cost(c, r, L) * (r.train.model.n_embd / r.train.model.n_head / 2 + 1);
   for (int64_t d = 16; d < L - 48; d *= 2)
     tokens += 2.0 * c.copy_examples * (48 + d) * forward_cost(c, r, 48 + d);

@@ -16,13 +16,14 @@ TrainOptions base_options(const StudyConfig& c, const std::string& corpus, const
                           uint64_t seed) {
   TrainOptions o;
   o.data = c.corpus_dir(corpus);
-  o.model.pe = parse_pe(pe);
+  o.model.pe.kind = parse_pe(pe);
   o.model.n_embd = c.d, o.model.n_layer = c.layers, o.model.n_head = c.heads;
   o.model.block_size = c.ctx;
-  o.model.embedding = canonical_embedding(o.model.pe);
+  o.model.embedding = canonical_embedding(o.model.pe.kind);
   o.model.device = c.device;
   // rows past T0 exist (untrained), so that learned can be evaluated up to 4096
-  if (o.model.pe == PeKind::learned) o.model.max_len = std::max<int64_t>(4096, c.lens.back());
+  if (o.model.pe.kind == PeKind::learned)
+    o.model.pe.max_len = std::max<int64_t>(4096, c.lens.back());
   o.steps = c.steps;
   o.batch = c.batch;
   o.adam.lr = c.lr_for(pe);
@@ -55,7 +56,7 @@ void add_lm_run(const StudyConfig& c, StudyPlan& p, const std::string& name,
                 const std::string& corpus, const TrainOptions& o) {
   p.runs.push_back(run_spec(c, name, corpus, o));
   if (last20_step(o.steps) > 0) p.runs.back().train.keep_steps = {last20_step(o.steps)};
-  p.evals.push_back({name, pe_name(o.model.pe), o.seed, ScalingKind::none});
+  p.evals.push_back({name, pe_name(o.model.pe.kind), o.seed, ScalingKind::none});
 }
 
 // 1-2, 4-6. Every scheme at T0 on fortunes with every seed at budget B, each evaluated at
@@ -119,16 +120,16 @@ void ablation_runs(const StudyConfig& c, StudyPlan& p) {
   for (uint64_t seed : first_seeds(c.ablation_seeds)) {
     for (double theta : ablation_thetas()) {
       TrainOptions o = base_options(c, "fortunes", "rope", seed);
-      o.model.rope_theta = theta;
+      o.model.pe.theta = theta;
       add_lm_run(c, p, theta_run_name(theta, seed), "fortunes", o);
     }
     for (const std::string& pe : swapped_embedding_pes()) {
       TrainOptions o = base_options(c, "fortunes", pe, seed);
-      o.model.embedding = swapped_embedding(o.model.pe);
+      o.model.embedding = swapped_embedding(o.model.pe.kind);
       add_lm_run(c, p, swapped_run_name(pe, seed), "fortunes", o);
     }
     TrainOptions t5 = base_options(c, "fortunes", "t5", seed);
-    t5.model.t5_max_distance = c.ctx;
+    t5.model.pe.t5_max_distance = c.ctx;
     add_lm_run(c, p, t5_distance_run_name(c.ctx, seed), "fortunes", t5);
   }
 }
@@ -249,7 +250,7 @@ void task_runs(const StudyConfig& c, StudyPlan& p) {
         int64_t longest = t.train_len;
         for (int64_t len : t.test_lens)
           longest = std::max(longest, test_example_length(t.name, len));
-        o.model.max_len = o.model.pe == PeKind::learned ? longest : 0;
+        o.model.pe.max_len = o.model.pe.kind == PeKind::learned ? longest : 0;
         o.steps = t.steps, o.batch = z.batch;
         o.adam.lr = t.name == "unscramble" ? z.unscramble_lr : z.lr;
         o.eval_every = std::max<int64_t>(1, o.steps / 10);

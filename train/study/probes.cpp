@@ -43,8 +43,8 @@ std::vector<AttributionRow> attribution_rows(const RunSpec& r, const GPT& model,
                                              int64_t windows) {
   const GPTConfig& cfg = model.config();
   const int64_t T0 = cfg.block_size, W = fitting_windows(val, L, windows);
-  const AttributionRow base{r.name, pe_name(cfg.pe), static_cast<long>(r.train.seed), L, 0,
-                            0,      "none"};
+  const AttributionRow base{r.name, pe_name(cfg.pe.kind), static_cast<long>(r.train.seed), L, 0, 0,
+                            "none"};
   std::vector<AttributionRow> rows;
   // At L: plain, window T0, log scale; unseen = positions T0..L-1 of every window.
   for (int k = 0; k < 3; ++k) {
@@ -60,7 +60,7 @@ std::vector<AttributionRow> attribution_rows(const RunSpec& r, const GPT& model,
   }
   // At T0, the same targets (W L / T0 windows), placed at P: every position unseen for P >= T0.
   for (int64_t P : {int64_t{0}, T0, 4 * T0, 15 * T0}) {
-    if (cfg.pe == PeKind::learned && P + T0 > cfg.max_len) continue;
+    if (cfg.pe.kind == PeKind::learned && P + T0 > cfg.pe.max_len) continue;
     Interventions iv;
     iv.position_offset = P;
     auto [loss, all] = evaluated(model, val, T0, W * L / T0, iv, 0);
@@ -77,8 +77,8 @@ std::vector<RopePairRow> rope_pair_rows(const RunSpec& r, GPT& model,
                                         int64_t windows) {
   const GPTConfig& cfg = model.config();
   const int64_t T0 = cfg.block_size, W = fitting_windows(val, L, windows);
-  const int64_t rotated = rope_rotated_dims(cfg.n_embd / cfg.n_head, cfg.rope_fraction);
-  const std::vector<double> freq = rope_base_frequencies(rotated, cfg.rope_theta);
+  const int64_t rotated = rope_rotated_dims(cfg.n_embd / cfg.n_head, cfg.pe.rope_fraction);
+  const std::vector<double> freq = rope_base_frequencies(rotated, cfg.pe.theta);
   std::vector<RopePairRow> rows;
   const long seed = static_cast<long>(r.train.seed);
   rows.push_back({r.name, seed, -1, NAN, evaluated(model, val, L, W, {}, T0).second});
@@ -102,8 +102,8 @@ std::vector<CopyCsvRow> copy_rows(const RunSpec& r, const GPT& model,
   o.alphabet = copy_alphabet(vocab);
   std::vector<CopyCsvRow> rows;
   for (const CopyRow& c : copy_probe(model, val, o))
-    rows.push_back({r.name, pe_name(model.config().pe), static_cast<long>(r.train.seed), c.distance,
-                    c.n, c.loss_planted, c.loss_control});
+    rows.push_back({r.name, pe_name(model.config().pe.kind), static_cast<long>(r.train.seed),
+                    c.distance, c.n, c.loss_planted, c.loss_control});
   return rows;
 }
 

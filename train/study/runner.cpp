@@ -133,7 +133,7 @@ MlmRow mlm_check(const RunSpec& r, const GPT& model, const std::vector<uint16_t>
   for (int64_t i = 0; i < 64; ++i)
     for (int64_t v = 0; v < V; ++v)
       diff = std::max(diff, std::abs(v2[i * V + v] - v1[perm[i] * V + v]));
-  return {r.name, pe_name(r.train.model.pe), static_cast<long>(r.train.seed), vl, diff};
+  return {r.name, pe_name(r.train.model.pe.kind), static_cast<long>(r.train.seed), vl, diff};
 }
 
 // Every test cell of the run's task (each passkey length at each depth; unscramble's test_lens
@@ -152,7 +152,7 @@ std::vector<TaskRow> task_scores(const RunSpec& r, const GPT& model) {
           task_accuracy(model, vocab, t.name, {len, depth}, t.test_examples, ++cell_seed);
       Interval ci = wilson_interval(sc.correct, sc.n);
       rows.push_back({.task = t.name,
-                      .pe = pe_name(r.train.model.pe),
+                      .pe = pe_name(r.train.model.pe.kind),
                       .seed = static_cast<long>(r.train.seed),
                       .train_len = trained_length(t.name, t.train_len),
                       .test_len = len,
@@ -245,7 +245,7 @@ void make_probes(const StudyConfig& c, const RunSpec& r, GPT& model) {
     write_rows(dir + "/copy.csv", copy_rows(r, model, val, vocab, L, c.copy_examples));
     made = true;
   }
-  if (r.train.model.pe == PeKind::rope && !reuse(c, dir + "/rope_pairs.csv")) {
+  if (r.train.model.pe.kind == PeKind::rope && !reuse(c, dir + "/rope_pairs.csv")) {
     std::fprintf(stderr, "%s: RoPE pairs at %lld\n", r.name.c_str(), (long long)L);
     write_rows(dir + "/rope_pairs.csv", rope_pair_rows(r, model, val, L, c.probe_windows));
     made = true;
@@ -312,7 +312,7 @@ int64_t sliding_targets(const StudyConfig& c, const RunSpec& r) {
 
 bool evaluates_at(const RunSpec& r, int64_t L) {
   if (r.t0_only) return L == r.train.model.block_size;
-  return !(r.train.model.pe == PeKind::learned && L > r.train.model.max_len);
+  return !(r.train.model.pe.kind == PeKind::learned && L > r.train.model.pe.max_len);
 }
 
 // The numbers of EvalResult::json; a missing "sliding_loss" reads as NaN (not computed).
@@ -369,7 +369,7 @@ bool run_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
 std::vector<std::string> probe_files(const RunSpec& r) {
   if (!r.probes) return {};
   std::vector<std::string> files{"attribution.csv", "copy.csv"};
-  if (r.train.model.pe == PeKind::rope) files.push_back("rope_pairs.csv");
+  if (r.train.model.pe.kind == PeKind::rope) files.push_back("rope_pairs.csv");
   return files;
 }
 

@@ -88,7 +88,7 @@ double probe_throughput(const StudyConfig& c, const RunSpec& r, int n, int threa
                           "--d",          std::to_string(o.model.n_embd),
                           "--layers",     std::to_string(o.model.n_layer),
                           "--heads",      std::to_string(o.model.n_head),
-                          "--pe",         pe_name(o.model.pe),
+                          "--pe",         pe_name(o.model.pe.kind),
                           "--embedding",  embedding_name(o.model.embedding),
                           "--device",     device_name(o.model.device),
                           "--quiet",      "--force"},

@@ -24,7 +24,7 @@ static std::string tiny_zh_run(const test::TempDir& dir, PeKind pe, bool causal)
   TrainOptions o;
   o.data = dir.file("data");
   o.out = dir.file(std::string("run_") + pe_name(pe) + (causal ? "" : "_mlm"));
-  o.model.pe = pe, o.model.causal = causal;
+  o.model.pe.kind = pe, o.model.causal = causal;
   o.objective = causal ? Objective::lm : Objective::mlm;
   o.model.n_embd = 16, o.model.n_layer = 2, o.model.n_head = 2, o.model.block_size = 16;
   o.batch = 4, o.steps = 30, o.eval_every = 30, o.eval_batches = 1, o.quiet = true;
@@ -187,11 +187,11 @@ TEST_CASE("attend --compare draws a permuted B in A's order, with |A-B| below", 
 
 TEST_CASE("attend names ALiBi heads by their slope and T5's as T5 heads", "[train][attend]") {
   GPTConfig c;
-  c.n_head = 4, c.pe = PeKind::alibi;
+  c.n_head = 4, c.pe.kind = PeKind::alibi;
   REQUIRE(head_label(c, 0) == "head 0, m = 1/4");
   REQUIRE(head_label(c, 3) == "head 3, m = 1/256");
-  c.pe = PeKind::t5;
+  c.pe.kind = PeKind::t5;
   REQUIRE(head_label(c, 1) == "T5 head 1");
-  c.pe = PeKind::rope;
+  c.pe.kind = PeKind::rope;
   REQUIRE(head_label(c, 2) == "head 2");
 }

@@ -112,7 +112,7 @@ TEST_CASE("copy probe: a tiny untrained model, the same rows from the same seed"
 TEST_CASE("copy probe: the cost per distance at the study's model size", "[.copy_timing]") {
   GPTConfig cfg;
   cfg.vocab_size = 100, cfg.n_layer = 4, cfg.n_head = 4, cfg.n_embd = 128, cfg.block_size = 256;
-  cfg.pe = PeKind::rope;
+  cfg.pe.kind = PeKind::rope;
   GPT model(cfg, 1);
   const char* env = std::getenv("POSLAB_COPY_N");
   CopyOptions o;

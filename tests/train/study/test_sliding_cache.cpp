@@ -18,7 +18,7 @@ GPT small_model(uint64_t seed) {
   GPTConfig c;
   c.vocab_size = 9;
   c.n_embd = 16, c.n_layer = 1, c.n_head = 2, c.block_size = 16;
-  c.pe = PeKind::rope;
+  c.pe.kind = PeKind::rope;
   return GPT(c, seed);
 }
 

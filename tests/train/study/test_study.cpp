@@ -63,7 +63,7 @@ TEST_CASE("the study plan names each run once, part by part, with each part's se
       CHECK(r.train.seed == seed);
       CHECK(r.train.steps == c.steps);
       CHECK(r.train.keep_steps == std::vector<int64_t>{r.train.steps * 4 / 5});
-      CHECK(r.train.model.max_len == (pe == "learned" ? 4096 : 0));
+      CHECK(r.train.model.pe.max_len == (pe == "learned" ? 4096 : 0));
       CHECK(r.probes);
       CHECK(!r.t0_only);
       ++main;
@@ -84,7 +84,7 @@ TEST_CASE("the study plan names each run once, part by part, with each part's se
       ++swapped;
     }
   CHECK(swapped == 8);
-  CHECK(p.run("t5_dist256_s2").train.model.t5_max_distance == 256);
+  CHECK(p.run("t5_dist256_s2").train.model.pe.t5_max_distance == 256);
   const RunSpec& pi = p.run(finetune_run_name(4, 2));
   CHECK(pi.train.model.block_size == 4 * 256);
   CHECK(pi.train.init_from == c.run_dir("rope_s2") + "/model.safetensors");
@@ -102,8 +102,8 @@ TEST_CASE("the study plan names each run once, part by part, with each part's se
   CHECK(p.runs[32 + 54].name == "kjv_none_s1");
   CHECK(p.runs.back().name == "mlm_rope_s2");
   CHECK(p.run("kjv_t5_s2").corpus == "kjv");
-  CHECK(p.run("rope_theta10_s2").train.model.rope_theta == 10);
-  CHECK(p.run("rope_theta1e6_s1").train.model.rope_theta == 1e6);
+  CHECK(p.run("rope_theta10_s2").train.model.pe.theta == 10);
+  CHECK(p.run("rope_theta1e6_s1").train.model.pe.theta == 1e6);
   const RunSpec& mlm = p.run("mlm_none_s2");
   CHECK((mlm.train.objective == Objective::mlm && !mlm.train.model.causal && mlm.mlm_check));
   CHECK(mlm.train.keep_steps.empty());

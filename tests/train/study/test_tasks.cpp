@@ -299,7 +299,7 @@ TEST_CASE("the plan's task runs: every scheme x task x task seed, tests past tra
     if (!r.task) continue;
     ++runs;
     const TaskSpec& t = *r.task;
-    const std::string pe = pe_name(r.train.model.pe);
+    const std::string pe = pe_name(r.train.model.pe.kind);
     REQUIRE(r.name == "task_" + t.name + "_" + pe + "_s" + std::to_string(r.train.seed));
     REQUIRE(r.train.objective == Objective::answer);
     REQUIRE(r.train.data == t.data);
