@@ -398,7 +398,7 @@ double results_value(const std::string& spec) {
     }
     filters.push_back({word.substr(0, op), word.substr(op + 1), word[op] == '~'});
   }
-  static const std::regex form("(exp\\()?mean\\(([a-z_]+)\\)\\)?");
+  static const std::regex form("(exp\\()?mean\\(([a-z_0-9]+)\\)\\)?");
   std::smatch m;
   if (!std::regex_match(agg, m, form)) throw std::runtime_error("results: unknown " + agg);
   double sum = 0;
