@@ -6,7 +6,9 @@
 //    run, so its grad_fn's backward is called once, with the summed gradient.
 // 3. Accumulate (+=) each returned gradient into the input's meta. A tensor used twice (the
 //    tied wte) receives the sum of both paths. An op whose gradient fills only part of its
-//    input (slice) adds it into that part of the input's buffer instead (Node::add_into).
+//    input (slice) adds it into that part of the input's buffer instead (Node::add_into); an
+//    op that can add a parameter's gradient into the parameter's buffer as it computes it
+//    does so (Node::backward_into).
 // 4. Free as we go: an intermediate's gradient and its node (with the tensors it saved) are
 //    released right after use, so memory falls back after each step.
 #include <unordered_set>
@@ -58,10 +60,28 @@ Tensor record(const char* name, Tensor out, std::initializer_list<const Tensor*>
   return out;
 }
 
+Tensor record_into(const char* name, Tensor out, std::initializer_list<const Tensor*> inputs,
+                   BackwardIntoFn backward) {
+  out = record(name, std::move(out), inputs, nullptr);
+  if (out.meta() && out.meta()->grad_fn) {
+    Node& node = *out.meta()->grad_fn;
+    node.backward = [f = backward, n = node.inputs.size()](const Tensor& dout) {
+      return f(dout, std::vector<Tensor>(n));  // nothing to add into: every gradient returned
+    };
+    node.backward_into = std::move(backward);
+  }
+  return out;
+}
+
+// A leaf's gradient buffer, zeros when no gradient has arrived yet.
+static const Tensor& leaf_grad(AutogradMeta& m, const Shape& shape, const Tensor& like) {
+  if (!m.grad) m.grad = std::make_shared<Tensor>(Tensor::zeros(shape, like.dtype(), like.device()));
+  return *m.grad;
+}
+
 static void accumulate(AutogradMeta& m, const Tensor& g) {
   if (!m.grad_fn) {  // a leaf keeps one owned, contiguous buffer and adds into it
-    if (!m.grad) m.grad = std::make_shared<Tensor>(Tensor::zeros(g.shape(), g.dtype(), g.device()));
-    kernel::add_(*m.grad, g);
+    kernel::add_(leaf_grad(m, g.shape(), g), g);
   } else if (!m.grad) {  // an intermediate may alias g: nobody writes into it in place
     m.grad = std::make_shared<Tensor>(g);
   } else if (m.grad->storage().use_count() == 1) {
@@ -131,7 +151,16 @@ void backward(const Tensor& root, const Tensor& grad) {
         node->add_into(own_grad(*node->inputs[0], node->input_shapes[0], *g), *g);
       continue;
     }
-    std::vector<Tensor> grads = node->backward(*g);
+    std::vector<Tensor> grads;
+    if (node->backward_into && !g_detect_anomaly) {  // parameters' gradients added in place
+      std::vector<Tensor> into(node->inputs.size());
+      for (size_t i = 0; i < into.size(); ++i)
+        if (node->inputs[i] && !node->inputs[i]->grad_fn)
+          into[i] = leaf_grad(*node->inputs[i], node->input_shapes[i], *g);
+      grads = node->backward_into(*g, into);
+    } else {
+      grads = node->backward(*g);
+    }
     g.reset();
     for (size_t i = 0; i < node->inputs.size(); ++i) {
       if (!node->inputs[i] || i >= grads.size() || !grads[i].defined()) continue;

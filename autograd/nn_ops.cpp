@@ -38,19 +38,22 @@ Tensor gelu(const Tensor& x) {
 //   db = sum_rows dy;  dw = sum_rows dy xhat
 //   with g = dy w:  dx = rstd (g - mean_C(g) - xhat mean_C(g xhat))
 // Derivation: dxhat_c/dx_k = rstd([c == k] - 1/C - xhat_c xhat_k / C), then contract with g.
+// When w and b are parameters, dw and db are added straight into their gradient buffers.
 Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps) {
   Tensor mean, rstd;
   Tensor y = kernel::layer_norm(x, w, b, eps, &mean, &rstd);
   bool gx = x.requires_grad(), gw = w.requires_grad(), gb = b.requires_grad();
   Tensor sx = x.detach(), sw = w.detach();
-  return record("layer_norm", y, {&x, &w, &b}, [sx, sw, mean, rstd, gx, gw, gb](const Tensor& dy) {
-    Tensor dx, dw, db;
-    kernel::layer_norm_backward(sx, sw, mean, rstd, dy, &dx, &dw, &db);
-    if (!gx) dx = Tensor();
-    if (!gw) dw = Tensor();
-    if (!gb) db = Tensor();
-    return std::vector<Tensor>{dx, dw, db};
-  });
+  return record_into(
+      "layer_norm", y, {&x, &w, &b},
+      [sx, sw, mean, rstd, gx, gw, gb](const Tensor& dy, const std::vector<Tensor>& into) {
+        Tensor dx, dw = into[1], db = into[2];
+        kernel::layer_norm_backward(sx, sw, mean, rstd, dy, &dx, &dw, &db);
+        if (!gx) dx = Tensor();
+        if (!gw || into[1].defined()) dw = Tensor();  // not wanted, or added there already
+        if (!gb || into[2].defined()) db = Tensor();
+        return std::vector<Tensor>{dx, dw, db};
+      });
 }
 
 // out[n] = table[ids[n]]. Saved: ids.

@@ -17,6 +17,11 @@
 namespace poslab {
 
 using BackwardFn = std::function<std::vector<Tensor>(const Tensor& dout)>;
+// A backward that may add some input gradients straight into `into[i]`, the gradient buffer of
+// input i when that input is a leaf (a parameter), undefined otherwise. It returns undefined
+// for each gradient it added there, and the others as BackwardFn does.
+using BackwardIntoFn =
+    std::function<std::vector<Tensor>(const Tensor& dout, const std::vector<Tensor>& into)>;
 
 struct Node {
   const char* name;                                   // the op, for error messages
@@ -30,6 +35,11 @@ struct Node {
   // to be added: q, k and v are three slices of one fused projection, and each of them paid
   // a fill and an add the size of all three.
   std::function<void(const Tensor& input_grad, const Tensor& dout)> add_into;
+  // Optional, for an op that can add a parameter's gradient into the parameter's buffer as it
+  // computes it (a GEMM with beta = 1, a column sum's last pass): the engine calls this
+  // instead of `backward`. Otherwise each parameter gradient is a new tensor that the engine
+  // then adds into the buffer: one more pass over it, and on the GPU one more launch each.
+  BackwardIntoFn backward_into;
 };
 
 // Grad mode: thread-local, on by default. Under a NoGrad scope no node is recorded.
@@ -60,6 +70,10 @@ bool any_requires_grad(std::initializer_list<const Tensor*> inputs);
 // Attaches a node to `out` when grad mode is on and any input requires grad; returns out.
 Tensor record(const char* name, Tensor out, std::initializer_list<const Tensor*> inputs,
               BackwardFn backward);
+
+// record() for a backward that can add into parameters' gradient buffers (Node::backward_into).
+Tensor record_into(const char* name, Tensor out, std::initializer_list<const Tensor*> inputs,
+                   BackwardIntoFn backward);
 
 // Reverse-mode sweep from `root`. With no `grad` the root must hold one element (a loss),
 // and dL/droot = 1. Gradients accumulate (+=) into each leaf's grad().

@@ -12,12 +12,15 @@ of ours in its environment).
 BENCH_CLOCK=cpu times with the process's CPU time instead of wall time, as bench/bench_util.h
 does (development on a shared machine; scripts/bench.sh never sets it). BENCH_EVAL=0 skips
 the evaluation window (scripts/bench.sh passes it on when it is told to skip evaluation).
-Usage: torch_bench.py [threads] [steps] [cpu|cuda] [batch] [explicit|sdpa] [schemes]
+Usage: torch_bench.py [threads] [steps] [cpu|cuda] [batch] [explicit|sdpa|compile] [schemes]
 schemes: comma-separated, timed in that order (default: none,learned,sinusoidal,rope,alibi,t5;
 scripts/bench.sh starts each round at another scheme, as it does for ours).
 On cuda each timed step ends with torch.cuda.synchronize(). `sdpa` replaces the written-out
 attention (scores, mask, softmax, P v) with F.scaled_dot_product_attention, PyTorch's fused
-kernels; the default is the same explicit attention as on the CPU.
+kernels; the default is the same explicit attention as on the CPU. `compile` is `sdpa` with
+the model under torch.compile (default mode; PyTorch 2.0 or later): its warm-up steps include
+the compilation, and the evaluation window compiles once more for its length. A PyTorch without
+torch.compile prints `torch_bench.py: no torch.compile` and exits with 3.
 """
 import math
 import os
@@ -32,6 +35,11 @@ steps = int(sys.argv[2]) if len(sys.argv) > 2 else 20
 dev = torch.device(sys.argv[3] if len(sys.argv) > 3 else "cpu")
 B = int(sys.argv[4]) if len(sys.argv) > 4 else 16
 attn = sys.argv[5] if len(sys.argv) > 5 else "explicit"
+if attn not in ("explicit", "sdpa", "compile"):
+    sys.exit(f"torch_bench.py: attention '{attn}'; valid: explicit, sdpa, compile")
+if attn == "compile" and not hasattr(torch, "compile"):
+    print("torch_bench.py: no torch.compile in PyTorch " + torch.__version__, file=sys.stderr)
+    sys.exit(3)
 SCHEMES = ["none", "learned", "sinusoidal", "rope", "alibi", "t5"]
 order = sys.argv[6].split(",") if len(sys.argv) > 6 else SCHEMES
 for pe in order:
@@ -108,9 +116,9 @@ class Model(torch.nn.Module):
                     z0, z1 = z[..., 0::2], z[..., 1::2]
                     return torch.stack((z0 * cos - z1 * sin, z0 * sin + z1 * cos), -1).flatten(-2)
                 q, k = rot(q), rot(k)
-            if attn == "sdpa" and bias is None:
+            if attn != "explicit" and bias is None:
                 y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            elif attn == "sdpa":
+            elif attn != "explicit":
                 y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.masked_fill(~mask, float("-inf")))
             else:
                 s = q @ k.transpose(-1, -2) / math.sqrt(D)
@@ -129,6 +137,8 @@ for pe in order:
     torch.manual_seed(1)
     m = Model(pe).to(dev)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
+    if attn == "compile":
+        m = torch.compile(m)
     x = torch.randint(0, V, (B, T), device=dev)
     y = torch.randint(0, V, (B, T), device=dev)
     times = []

@@ -10,12 +10,14 @@
 //   S_ij *= lambda_i = max(1, ln n_i / ln T0)   (log scale T0 > 0; n_i: the keys row i sees)
 //   P = softmax_j(S);   out_i = sum_j P_ij v_j
 //
-// Forward: one thread per query row, key/value tiles shared by the block, the online softmax.
+// Forward: kSplit threads per query row (each takes every kSplit-th key, then they merge),
+// key/value tiles shared by the block, the online softmax; grid (B*H, row blocks), the longest
+// blocks first (query_row).
 // Saved for the backward: out and lse_i = log2 sum_j 2^(S_ij log2 e), (B,H,Tq) — not P.
 // Backward, recomputing P_ij = 2^(S_ij log2 e - lse_i) tile by tile:
 //   delta_i = sum_d dout_i,d out_i,d          (= sum_j P_ij dP_ij)
 //   dP_ij = dout_i . v_j;   dS_ij = lambda_i P_ij (dP_ij - delta_i)
-//   dq_i = scale sum_j dS_ij k_j              one thread per query row (dq kernel)
+//   dq_i = scale sum_j dS_ij k_j              kSplit threads per query row (dq kernel)
 //   dk_j = scale sum_i dS_ij q_i,  dv_j = sum_i P_ij dout_i     one thread per key row (dkv)
 //   dbias[h, c] = sum_b sum_{j - i + Tq - 1 = c} dS_ij     summed along the diagonals of each
 //                                                            dkv tile, then over tiles (dbias)
@@ -25,6 +27,7 @@
 // The kernels run in f32 (f64 attention, for gradient checks, runs on the CPU) for head dims
 // D <= 128, specialised for D <= 32, 64, 128 (registers hold a row of q, k, v and their
 // gradients; D is padded with zeros up to the specialisation).
+#include <algorithm>
 #include <cmath>
 
 #include "nn/attention_kernels.h"
@@ -89,13 +92,15 @@ __device__ __forceinline__ float rotary_dot(const float* q, const float* k, cons
   return s;
 }
 
-// Grid (ceil(Tq/kRows), B*H). out: (B,Tq,H,D) contiguous; lse2: (B,H,Tq) or null. With
-// kRotary, q is kept unscaled and each score is rotary_dot with the row's frequencies.
-template <int kMaxD, int kCols, bool kRotary>
-__global__ void __launch_bounds__(kRows) forward_kernel(Dims a, const float* Q, const float* K,
-                                                        const float* V, float* out, float* lse2) {
+// Grid (B*H, ceil(Tq/kRows)), kRows x kSplit threads. out: (B,Tq,H,D) contiguous; lse2:
+// (B,H,Tq) or null. With kRotary, q is kept unscaled and each score is rotary_dot with the
+// row's frequencies.
+template <int kMaxD, int kCols, int kSplit, bool kRotary>
+__global__ void __launch_bounds__(kRows* kSplit)
+    forward_kernel(Dims a, const float* Q, const float* K, const float* V, float* out,
+                   float* lse2) {
   __shared__ RowTile<float, kCols, kMaxD> kt, vt;
-  gpu::QueryRow r = gpu::query_row(a.H, a.Tq, a.mask);
+  gpu::QueryRow r = gpu::query_row<kSplit>(a.H, a.Tq, a.mask);
   const float lambda = row_lambda(a, r.keys);
   float q[kMaxD];
   double w[kRotary ? kMaxD / 2 : 1] = {};
@@ -116,18 +121,20 @@ __global__ void __launch_bounds__(kRows) forward_kernel(Dims a, const float* Q, 
                                 s = dot<float, kMaxD>(q, kt.x[c]);
                               row.add((s + bias2(a, r.h, r.i, j)) * lambda, vt.x[c]);
                             });
-  if (!r.active) return;
+  row.template merge_lanes<kSplit>();
+  if (!r.active || r.part != 0) return;
   float lse = row.finish(out + ((r.b * a.Tq + r.i) * a.H + r.h) * a.D, a.D);
   if (lse2) lse2[r.bh * a.Tq + r.i] = lse;
 }
 
-// dq, and delta for the dkv kernel. Grid (ceil(Tq/kRows), B*H). dout, out, dq: contiguous.
-template <int kMaxD, int kCols>
-__global__ void __launch_bounds__(kRows)
+// dq, and delta for the dkv kernel. Grid (B*H, ceil(Tq/kRows)), kRows x kSplit threads (each
+// row's lanes sum their keys' terms, then each other's). dout, out, dq: contiguous.
+template <int kMaxD, int kCols, int kSplit>
+__global__ void __launch_bounds__(kRows* kSplit)
     dq_kernel(Dims a, const float* Q, const float* K, const float* V, const float* out,
               const float* lse2, const float* dout, float* dq, float* delta) {
   __shared__ RowTile<float, kCols, kMaxD> kt, vt;
-  gpu::QueryRow r = gpu::query_row(a.H, a.Tq, a.mask);
+  gpu::QueryRow r = gpu::query_row<kSplit>(a.H, a.Tq, a.mask);
   const float lambda = row_lambda(a, r.keys);
   int64_t row_at = ((r.b * a.Tq + r.i) * a.H + r.h) * a.D;
   float q[kMaxD], go[kMaxD], g[kMaxD] = {}, lse = 0, dlt = 0;
@@ -138,7 +145,7 @@ __global__ void __launch_bounds__(kRows)
     load_row<kMaxD>(o, out + row_at, a.D, 1.f);
     dlt = dot<float, kMaxD>(go, o);
     lse = lse2[r.bh * a.Tq + r.i];
-    delta[r.bh * a.Tq + r.i] = dlt;
+    if (r.part == 0) delta[r.bh * a.Tq + r.i] = dlt;
   }
   gpu::for_each_visible_key(
       kt, vt, K + r.b * a.k[0] + r.h * a.k[2], a.k[1], V + r.b * a.v[0] + r.h * a.v[2], a.v[1],
@@ -148,7 +155,11 @@ __global__ void __launch_bounds__(kRows)
 #pragma unroll
         for (int d = 0; d < kMaxD; ++d) g[d] += ds * kt.x[c][d];
       });
-  if (!r.active) return;
+#pragma unroll
+  for (int off = 1; off < kSplit; off *= 2)  // the row's lanes: each other's sums
+#pragma unroll
+    for (int d = 0; d < kMaxD; ++d) g[d] += __shfl_xor_sync(0xffffffffu, g[d], off);
+  if (!r.active || r.part != 0) return;
 #pragma unroll
   for (int d = 0; d < kMaxD; ++d)
     if (d < a.D) dq[row_at + d] = g[d] * a.scale;
@@ -172,7 +183,7 @@ __device__ void add_tile_diagonals(const Dims& a, const float (*ds_t)[kCols + 1]
   }
 }
 
-// dk, dv. Grid (ceil(Tk/kRows), B*H). dout, dk, dv: contiguous.
+// dk, dv. Grid (B*H, ceil(Tk/kRows)), kRows threads. dout, dk, dv: contiguous.
 // With kBias, also this block's share of dbias: thread t puts dS of (key t, query c) into
 // ds_t[t][c], and add_tile_diagonals sums the tile's diagonals into this block's row of
 // dbias_part (B*H, blocks, Tq+Tk-1), zeroed by the caller; dbias_sum_kernel adds the rows.
@@ -184,8 +195,10 @@ __global__ void __launch_bounds__(kRows)
   __shared__ RowTile<float, kCols, kMaxD> qt, ot;
   __shared__ float lse_t[kCols], delta_t[kCols], lambda_t[kCols];
   __shared__ float ds_t[kBias ? kRows : 1][kCols + 1];  // +1: column c of rows t, no conflicts
-  int64_t bh = blockIdx.y, b = bh / a.H, h = bh % a.H;
-  int64_t j = int64_t(blockIdx.x) * kRows + threadIdx.x, first = int64_t(blockIdx.x) * kRows;
+  // grid (B*H, key blocks): block y = 0, issued first, takes the first keys, which the most
+  // query rows see under a causal mask (longest blocks first, as in query_row)
+  int64_t bh = blockIdx.x, b = bh / a.H, h = bh % a.H;
+  int64_t j = int64_t(blockIdx.y) * kRows + threadIdx.x, first = int64_t(blockIdx.y) * kRows;
   float k[kMaxD], v[kMaxD], gk[kMaxD] = {}, gv[kMaxD] = {};
   if (j < a.Tk) {
     load_row<kMaxD>(k, K + b * a.k[0] + j * a.k[1] + h * a.k[2], a.D, 1.f);
@@ -235,7 +248,7 @@ __global__ void __launch_bounds__(kRows)
     if constexpr (kBias) {
       __syncthreads();
       add_tile_diagonals<kCols>(a, ds_t, first - i0,
-                                dbias_part + (bh * gridDim.x + blockIdx.x) * (a.Tq + a.Tk - 1));
+                                dbias_part + (bh * gridDim.y + blockIdx.y) * (a.Tq + a.Tk - 1));
     }
   }
   if (j >= a.Tk) return;
@@ -257,6 +270,13 @@ __global__ void dbias_sum_kernel(int64_t B, int64_t H, int64_t blocks, int64_t W
   }
 }
 
+// Threads per query row in the forward and dq kernels: 4 (256 a block) while a thread's
+// registers hold rows of up to 64 values, 2 for 128 (where q, the accumulator and a tile row
+// already fill them).
+constexpr int split_for(int max_d) {
+  return max_d <= 64 ? 4 : 2;
+}
+
 // Runs f.template operator()<kMaxD, kCols>() for the smallest specialisation that holds D.
 template <class F>
 void with_head_dim(int D, F&& f) {
@@ -272,8 +292,10 @@ Dims dims_of(const AttentionTensors& t, const AttentionOptions& o) {
          shape_str(q.shape()), " on cuda (f64 gradient checks run on the cpu)");
   if (q.size(3) > 128)
     fail("attention: the CUDA kernels take head dims D <= 128, but got q ", shape_str(q.shape()));
-  if (q.size(0) * q.size(2) > 65535)
-    fail("attention: the CUDA grid takes B*H <= 65535, but got q ", shape_str(q.shape()));
+  if (std::max(q.size(1), k.size(1)) > int64_t(65535) * kRows)
+    fail("attention: the CUDA grid takes at most ", 65535 * kRows,
+         " query and key rows (65535 blocks of ", kRows, "), but got q ", shape_str(q.shape()),
+         " and k ", shape_str(k.shape()));
   Dims a{};
   a.B = q.size(0), a.Tq = q.size(1), a.Tk = k.size(1), a.H = q.size(2);
   a.D = static_cast<int>(q.size(3));
@@ -295,14 +317,15 @@ void attention_forward(const AttentionTensors& t, const AttentionOptions& o) {
   if (t.out.numel() == 0) return;
   float* lse = t.lse.defined() ? t.lse.data<float>() : nullptr;
   with_head_dim(a.D, [&]<int kMaxD, int kCols>() {
-    dim3 grid((a.Tq + kRows - 1) / kRows, a.B * a.H);
+    dim3 grid(a.B * a.H, (a.Tq + kRows - 1) / kRows);
     const float *Q = t.q.data<float>(), *K = t.k.data<float>(), *V = t.v.data<float>();
+    constexpr int kSplit = split_for(kMaxD);
     if (a.freqs)
-      forward_kernel<kMaxD, kCols, true>
-          <<<grid, kRows, 0, gpu::stream()>>>(a, Q, K, V, t.out.data<float>(), lse);
+      forward_kernel<kMaxD, kCols, kSplit, true>
+          <<<grid, kRows * kSplit, 0, gpu::stream()>>>(a, Q, K, V, t.out.data<float>(), lse);
     else
-      forward_kernel<kMaxD, kCols, false>
-          <<<grid, kRows, 0, gpu::stream()>>>(a, Q, K, V, t.out.data<float>(), lse);
+      forward_kernel<kMaxD, kCols, kSplit, false>
+          <<<grid, kRows * kSplit, 0, gpu::stream()>>>(a, Q, K, V, t.out.data<float>(), lse);
   });
   gpu::check_launch("attention");
 }
@@ -318,9 +341,10 @@ void attention_backward(const AttentionTensors& t, const Tensor& dout, const Att
   Tensor delta = Tensor::empty({a.B, a.H, a.Tq}, DType::f32, Device::cuda);
   const float *Q = t.q.data<float>(), *K = t.k.data<float>(), *V = t.v.data<float>();
   with_head_dim(a.D, [&]<int kMaxD, int kCols>() {
-    dim3 gq((a.Tq + kRows - 1) / kRows, a.B * a.H);
-    dim3 gk((a.Tk + kRows - 1) / kRows, a.B * a.H);
-    dq_kernel<kMaxD, kCols><<<gq, kRows, 0, gpu::stream()>>>(
+    dim3 gq(a.B * a.H, (a.Tq + kRows - 1) / kRows);
+    dim3 gk(a.B * a.H, (a.Tk + kRows - 1) / kRows);
+    constexpr int kSplit = split_for(kMaxD);
+    dq_kernel<kMaxD, kCols, kSplit><<<gq, kRows * kSplit, 0, gpu::stream()>>>(
         a, Q, K, V, t.out.data<float>(), t.lse.data<float>(), dout.data<float>(),
         g.dq.data<float>(), delta.data<float>());
     if (!g.dbias.defined()) {
@@ -330,12 +354,12 @@ void attention_backward(const AttentionTensors& t, const Tensor& dout, const Att
       return;
     }
     int64_t W = a.Tq + a.Tk - 1;
-    Tensor part = Tensor::zeros({a.B * a.H, int64_t(gk.x), W}, DType::f32, Device::cuda);
+    Tensor part = Tensor::zeros({a.B * a.H, int64_t(gk.y), W}, DType::f32, Device::cuda);
     dkv_kernel<kMaxD, kCols, true><<<gk, kRows, 0, gpu::stream()>>>(
         a, Q, K, V, t.lse.data<float>(), delta.data<float>(), dout.data<float>(),
         g.dk.data<float>(), g.dv.data<float>(), part.data<float>());
     dbias_sum_kernel<<<gpu::grid_for(a.H * W), gpu::kThreads, 0, gpu::stream()>>>(
-        a.B, a.H, gk.x, W, part.data<float>(), g.dbias.data<float>());
+        a.B, a.H, gk.y, W, part.data<float>(), g.dbias.data<float>());
   });
   gpu::check_launch("attention backward");
 }

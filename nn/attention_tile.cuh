@@ -1,10 +1,13 @@
 // attention_tile.cuh — the pieces of the GPU attention kernels (nn/attention_kernels.cu): key/
 // value tiles in shared memory and the online softmax.
 //
-// One thread owns one query row i (its q, its running max m, sum l and output accumulator in
-// registers) and walks the keys it may see in tiles of kCols rows, which the whole block
-// loads into shared memory together. Scores never leave registers, so memory is O(T D), not
-// O(T^2): a 4096-token window never materialises a T x T matrix.
+// kSplit adjacent threads of a warp own one query row i (each its q, its running max m, sum l
+// and output accumulator in registers) and walk the keys it may see in tiles of kCols rows,
+// which the whole block loads into shared memory together; each thread takes every kSplit-th
+// key of a tile, and at the end the kSplit partial softmaxes merge through warp shuffles
+// (merge_lanes). More threads per row: more warps to hide latency with, the same tiles. Scores
+// never leave registers, so memory is O(T D), not O(T^2): a 4096-token window never materialises a
+// T x T matrix.
 //
 // Online softmax (Milakov & Gimelshein 2018, "Online normalizer calculation for softmax";
 // used by FlashAttention, Dao et al. 2022, and FlashAttention-2, Dao 2023, arXiv:2307.08691).
@@ -62,23 +65,32 @@ __device__ __forceinline__ KeySpan key_span(const KeyMask& m, int64_t P) {
   return {lo, ::max(lo, ::min(hi, m.Tk))};
 }
 
-// The query row a thread owns in a grid of (ceil(Tq / blockDim.x), B*H) blocks, one row per
-// thread, and the keys it may see: [keys.lo, keys.hi) at P = q_pos0 + i (key_span). A spare
+// The query row a thread owns in a grid of (B*H, ceil(Tq / rows)) blocks of rows = blockDim.x /
+// kSplit query rows, kSplit adjacent threads per row (part: which of them), and the keys it
+// may see: [keys.lo, keys.hi) at P = q_pos0 + i (key_span). A spare
 // thread of the last block (i >= Tq) sees none but still helps load the tiles its block needs
 // (block: from its first row's first key to its last row's last key).
 struct QueryRow {
   int64_t b, h, bh, i, P;
   KeySpan keys, block;
   bool active;
+  int part, split;
 };
+template <int kSplit = 1>
 __device__ __forceinline__ QueryRow query_row(int64_t H, int64_t Tq, const KeyMask& m) {
   QueryRow r;
-  r.bh = blockIdx.y, r.b = r.bh / H, r.h = r.bh % H;
-  r.i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  int64_t rows = blockDim.x / kSplit;
+  r.part = threadIdx.x % kSplit, r.split = kSplit;
+  // Longest blocks first: under a causal mask the last query rows see the most keys, so row
+  // block y = 0 (issued first, for every b and h) takes the last rows; the short blocks then
+  // fill the SMs' gaps at the end instead of a few long ones running alone (FlashAttention-2,
+  // section 3.3). Without the mask every block has the same work and the order costs nothing.
+  int64_t tile = int64_t(gridDim.y) - 1 - blockIdx.y;
+  r.bh = blockIdx.x, r.b = r.bh / H, r.h = r.bh % H;
+  r.i = tile * rows + threadIdx.x / kSplit;
   r.P = m.q_pos0 + r.i;
   r.active = r.i < Tq;
-  int64_t first = int64_t(blockIdx.x) * blockDim.x,
-          last = ::min(Tq, int64_t(blockIdx.x + 1) * blockDim.x) - 1;
+  int64_t first = tile * rows, last = ::min(Tq, (tile + 1) * rows) - 1;
   r.block = {key_span(m, m.q_pos0 + first).lo, key_span(m, m.q_pos0 + last).hi};
   r.keys = r.active ? key_span(m, r.P) : KeySpan{0, 0};
   return r;
@@ -86,8 +98,8 @@ __device__ __forceinline__ QueryRow query_row(int64_t H, int64_t Tq, const KeyMa
 
 // Walks the keys visible to the block in tiles of kCols rows, from its first key (tiles left
 // of a window are skipped): the block loads each tile of K and V (rows with stride ldk, ldv)
-// into shared memory, then every thread calls body(c, j) for its own visible keys j = j0 + c
-// of the tile, in increasing j.
+// into shared memory, then every thread calls body(c, j) for its share of its row's visible
+// keys j = j0 + c of the tile (c = part mod split), in increasing j.
 template <class T, int kCols, int kMaxD, class Body>
 __device__ __forceinline__ void for_each_visible_key(RowTile<T, kCols, kMaxD>& kt,
                                                      RowTile<T, kCols, kMaxD>& vt, const T* K,
@@ -101,8 +113,10 @@ __device__ __forceinline__ void for_each_visible_key(RowTile<T, kCols, kMaxD>& k
     __syncthreads();
     int begin = static_cast<int>(::max(int64_t(0), ::min(r.keys.lo - j0, int64_t(kCols))));
     int end = static_cast<int>(::max(int64_t(0), ::min(r.keys.hi - j0, int64_t(kCols))));
+    int c0 =
+        begin + ((r.part - begin) % r.split + r.split) % r.split;  // first c = part (mod split)
 #pragma unroll 1
-    for (int c = begin; c < end; ++c) body(c, j0 + c);
+    for (int c = c0; c < end; c += r.split) body(c, j0 + c);
   }
 }
 
@@ -141,6 +155,27 @@ struct OnlineSoftmax {
     l += p;
 #pragma unroll
     for (int d = 0; d < kMaxD; ++d) acc[d] += p * v[d];
+  }
+
+  // Merges the states of the kSplit adjacent lanes that share a row, so that each holds the
+  // softmax over all of the row's keys: in each round a partner's (m, l, acc) is rescaled to
+  // the common maximum m' and added (the update above with a whole block of keys at once):
+  //   l = 2^(m - m') l + 2^(mo - m') lo,   acc = 2^(m - m') acc + 2^(mo - m') acco
+  // Every lane of the warp calls it (shuffles take whole warps).
+  template <int kSplit>
+  __device__ __forceinline__ void merge_lanes() {
+#pragma unroll
+    for (int off = 1; off < kSplit; off *= 2) {
+      T mo = __shfl_xor_sync(0xffffffffu, m, off), lo = __shfl_xor_sync(0xffffffffu, l, off);
+      T mn = mo > m ? mo : m;
+      T r = mn == T(-INFINITY) ? T(0) : exp2(m - mn),
+        ro = mn == T(-INFINITY) ? T(0) : exp2(mo - mn);
+      l = r * l + ro * lo;
+#pragma unroll
+      for (int d = 0; d < kMaxD; ++d)
+        acc[d] = r * acc[d] + ro * __shfl_xor_sync(0xffffffffu, acc[d], off);
+      m = mn;
+    }
   }
 
   // out[d] = acc[d] / l for d < D (zeros for a row that saw no key); returns lse (log2).

@@ -6,8 +6,9 @@
 #              batch 16 and 64, ROUNDS (3) rounds of BENCH_STEPS (20) steps per scheme, the
 #              programs alternating: ours, and the same model in
 #              PyTorch eager on the same GPU (bench/torch_bench.py: the written-out attention
-#              as on the CPU, and with F.scaled_dot_product_attention); one evaluation window
-#              of 4096 and 8192 tokens
+#              as on the CPU, and with F.scaled_dot_product_attention; COMPILE=1 adds SDPA under
+#              torch.compile, whose compilations take minutes: with few SCHEMES); one evaluation
+#              window of 4096 and 8192 tokens
 #   3. quick   the quick study, `poslab experiments --quick --device cuda` (what
 #              `make experiments-quick DEVICE=cuda` runs), timed
 #   4. study   the whole study, `poslab experiments --device cuda`, timed, into a scratch folder
@@ -28,7 +29,7 @@
 # which needs OpenBLAS and Catch2 there.
 # Environment: OUT (results folder; default gpu-results), BUDGET (seconds for the whole script,
 # default 540: each stage is cut short at its own limit, the study gets what is left),
-# ROUNDS, BENCH_STEPS and SCHEMES (bench; e.g. SCHEMES=rope,t5), SANITIZE_BUDGET (seconds
+# ROUNDS, BENCH_STEPS, SCHEMES and COMPILE (bench; e.g. SCHEMES=rope,t5), SANITIZE_BUDGET (seconds
 # for sanitize, default 150),
 # STEPS (training steps of the study's main runs, default the study's own).
 set -uo pipefail
@@ -175,8 +176,8 @@ main() {
     # timed steps each after the programs' own warm-up; each figure is the median over rounds.
     for r in $(seq "$ROUNDS"); do
       for B in 16 64; do
-        progs="ours explicit sdpa"
-        [ $((r % 2)) = 0 ] && progs="sdpa explicit ours"
+        progs="ours explicit sdpa${COMPILE:+ compile}"
+        [ $((r % 2)) = 0 ] && progs="${COMPILE:+compile }sdpa explicit ours"
         for p in $progs; do
           say "round $r, batch $B: $p"
           if [ "$p" = ours ]; then
@@ -191,18 +192,24 @@ main() {
     done
     note "## Train step, tokens/s, canonical config: median (range) of $ROUNDS rounds, each the median of $BENCH_STEPS steps"
     note ""
-    note "| scheme | batch | poslab | PyTorch eager | ratio | PyTorch eager + SDPA | ratio |"
-    note "|---|---|---|---|---|---|---|"
+    # a torch.compile column with COMPILE=1 (its files are absent otherwise: no column)
+    cols="| scheme | batch | poslab | PyTorch eager | ratio | PyTorch eager + SDPA | ratio |"
+    [ -n "${COMPILE:-}" ] && cols="$cols SDPA + torch.compile | ratio |"
+    note "$cols"
+    note "$(echo "$cols" | sed 's/[^|]*|/---|/g; s/^---//')"
     for B in 16 64; do
       for pe in ${SCHEMES//,/ }; do
         o=$(over_rounds ours_tps "$WORK/ours_$B" "$pe")
         e=$(over_rounds torch_tps "$WORK/torch_explicit_$B" "$pe" train)
         s=$(over_rounds torch_tps "$WORK/torch_sdpa_$B" "$pe" train)
-        note "$(awk -v pe="$pe" -v B="$B" -v o="$o" -v e="$e" -v s="$s" 'BEGIN {
-          o1 = o + 0; e1 = e + 0; s1 = s + 0
+        c=${COMPILE:+$(over_rounds torch_tps "$WORK/torch_compile_$B" "$pe" train)}
+        note "$(awk -v pe="$pe" -v B="$B" -v o="$o" -v e="$e" -v s="$s" -v c="$c" 'BEGIN {
+          o1 = o + 0; e1 = e + 0; s1 = s + 0; c1 = c + 0
           r1 = o1 > 0 && e1 > 0 ? sprintf("%.2fx", o1 / e1) : "-"
           r2 = o1 > 0 && s1 > 0 ? sprintf("%.2fx", o1 / s1) : "-"
-          printf "| %s | %d | %s | %s | %s | %s | %s |", pe, B, o, e, r1, s, r2 }')"
+          r3 = o1 > 0 && c1 > 0 ? sprintf("%.2fx", o1 / c1) : "-"
+          printf "| %s | %d | %s | %s | %s | %s | %s |", pe, B, o, e, r1, s, r2
+          if (c != "") printf " %s | %s |", c, r3 }')"
       done
     done
     note ""

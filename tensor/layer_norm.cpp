@@ -30,6 +30,8 @@ Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps,
 
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, const Tensor& rstd,
                          const Tensor& dy, Tensor* dx, Tensor* dw, Tensor* db) {
+  check_into("layer_norm_backward", dw, w.shape(), w, "dw");
+  check_into("layer_norm_backward", db, w.shape(), w, "db");
   return backend(x.device()).layer_norm_backward(x, w, mean, rstd, dy, dx, dw, db);
 }
 
@@ -122,8 +124,14 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, c
   for (int t = 0; t < nt; ++t)
     for (int64_t c = 0; c < C; ++c) sw[c] += pdw[t * C + c], sb[c] += pdb[t * C + c];
   if (dx) *dx = dxt;
-  if (dw) *dw = Tensor::from_vector(sw, {C}, x.dtype());
-  if (db) *db = Tensor::from_vector(sb, {C}, x.dtype());
+  for (auto [out, sums] : {std::pair{dw, &sw}, std::pair{db, &sb}}) {
+    if (!out) continue;
+    Tensor t = Tensor::from_vector(*sums, {C}, x.dtype());
+    if (out->defined())
+      add_(*out, t);  // into the parameter's gradient buffer
+    else
+      *out = t;
+  }
 }
 
 }  // namespace

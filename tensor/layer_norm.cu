@@ -93,8 +93,10 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, c
   int64_t C = x.size(-1), rows = x.numel() / C;
   Tensor xc = x.contiguous(), wc = w.contiguous(), dyc = dy.contiguous();
   Tensor dxt = Tensor::empty(x.shape(), x.dtype(), Device::cuda);
-  Tensor dwt = Tensor::empty({C}, x.dtype(), Device::cuda),
-         dbt = Tensor::empty({C}, x.dtype(), Device::cuda);
+  // dw, db added into the parameters' buffers when given (both or neither), else new
+  bool add = dw && dw->defined() && db && db->defined();
+  Tensor dwt = add ? *dw : Tensor::empty({C}, x.dtype(), Device::cuda),
+         dbt = add ? *db : Tensor::empty({C}, x.dtype(), Device::cuda);
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
     if (rows > 0) {
@@ -105,11 +107,18 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, c
       gpu::check_launch("layer_norm_backward");
     }
     ParamGrads<T> f{xc.data<T>(), dyc.data<T>(), mean.data<T>(), rstd.data<T>(), C};
-    gpu::column_sums<T, 2>(f, rows, C, {{dwt.data<T>(), dbt.data<T>()}}, "layer_norm_backward");
+    gpu::column_sums<T, 2>(f, rows, C, {{dwt.data<T>(), dbt.data<T>()}, add},
+                           "layer_norm_backward");
   });
   if (dx) *dx = dxt;
-  if (dw) *dw = dwt;
-  if (db) *db = dbt;
+  for (auto [out, t] : {std::pair{dw, &dwt}, std::pair{db, &dbt}}) {
+    if (!out) continue;
+    if (add) continue;  // added there
+    if (out->defined())
+      kernel::add_(*out, *t);  // only one of the two was given: added here
+    else
+      *out = *t;
+  }
 }
 
 void add_layer_norm(Backend& k) {

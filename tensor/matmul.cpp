@@ -71,6 +71,8 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
 
 void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx, Tensor* dw,
                      Tensor* db) {
+  check_into("linear_backward", dw, w.shape(), w, "dW");
+  check_into("linear_backward", db, {w.size(0)}, w, "db");
   return backend(x.device()).linear_backward(x, w, dy, dx, dw, db);
 }
 
@@ -176,13 +178,20 @@ void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor*
       gemm<T>(false, false, N, in, out_f, T(1), dyc.data<T>(), out_f, wc.data<T>(), in, T(0),
               dx->data<T>(), in);
     }
-    if (dw) {  // dW (out,in) = dy^T (out,N) @ x (N,in)
-      *dw = Tensor::empty(w.shape(), w.dtype());
-      gemm<T>(true, false, out_f, in, N, T(1), dyc.data<T>(), out_f, xc.data<T>(), in, T(0),
+    if (dw) {  // dW (out,in) = dy^T (out,N) @ x (N,in), added into *dw when given (beta = 1)
+      T beta = dw->defined() ? T(1) : T(0);
+      if (!dw->defined()) *dw = Tensor::empty(w.shape(), w.dtype());
+      gemm<T>(true, false, out_f, in, N, T(1), dyc.data<T>(), out_f, xc.data<T>(), in, beta,
               dw->data<T>(), in);
     }
   });
-  if (db) *db = sum(dyc.reshape({N, out_f}), {0}, false);  // db (out) = sum over rows of dy
+  if (db) {  // db (out) = sum over rows of dy
+    Tensor s = sum(dyc.reshape({N, out_f}), {0}, false);
+    if (db->defined())
+      add_(*db, s);
+    else
+      *db = s;
+  }
 }
 
 }  // namespace

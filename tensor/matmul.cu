@@ -7,8 +7,11 @@
 // with strides (ld, 1) or (1, ld) (transposed weights, the q/k/v slices) are never copied.
 // Products run in plain FP32/FP64 (no TF32; see device.cu), so they agree with the CPU to
 // float rounding.
+#include <algorithm>
+
 #include "tensor/backend.h"
 #include "tensor/cuda_util.cuh"
+#include "tensor/reduce.cuh"
 #include "tensor/strided.h"
 
 namespace poslab::kernel::cuda {
@@ -42,6 +45,17 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const
     CUBLAS_CHECK(gpu::blas().dgemm_batched(gpu::blas().handle, op_of(tb), op_of(ta), N, M, K,
                                            &alpha, B, ldb, sb, A, lda, sa, &beta, C, ldc, sc,
                                            batch));
+}
+
+// y (N, K) contiguous: every row starts as the bias b (K), for the GEMM to add x W^T to
+// (beta = 1). Block row y walks rows, threads walk columns: no index division per element, as
+// a broadcast copy_ (Layout::at) would make.
+template <class T>
+__global__ void bias_rows_kernel(T* y, const T* b, int64_t N, int64_t K) {
+  for (int64_t n = blockIdx.y; n < N; n += gridDim.y)
+    for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < K;
+         c += int64_t(blockDim.x) * gridDim.x)
+      y[n * K + c] = b[c];
 }
 
 // The matrix at batch index 0 of x: its batch dims as a view (shape and strides).
@@ -109,9 +123,17 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   Tensor y = Tensor::empty(out_shape, x.dtype(), Device::cuda);
   int64_t N = x.numel() / std::max<int64_t>(in, 1);
   if (y.numel() == 0) return y;
-  if (b.defined())  // y rows start as the bias, then gemm adds x W^T (beta = 1)
-    y.copy_(b);
-  else if (in == 0)
+  if (b.defined()) {  // y rows start as the bias, then gemm adds x W^T (beta = 1)
+    Tensor bc = b.contiguous();
+    dim3 grid(static_cast<unsigned>((out_f + gpu::kThreads - 1) / gpu::kThreads),
+              static_cast<unsigned>(std::min<int64_t>(N, 65535)));
+    dispatch(x.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      bias_rows_kernel<T>
+          <<<grid, gpu::kThreads, 0, gpu::stream()>>>(y.data<T>(), bc.data<T>(), N, out_f);
+    });
+    gpu::check_launch("linear");
+  } else if (in == 0)
     y.fill_(0);
   if (in == 0) return y;
   dispatch(x.dtype(), [&](auto zero) {
@@ -133,13 +155,18 @@ void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor*
       gemm(false, false, N, in, out_f, 1.0, dyc.data<T>(), out_f, 0, wc.data<T>(), in, 0, 0.0,
            dx->data<T>(), in, 0, 1);
     }
-    if (dw) {  // dW (out,in) = dy^T (out,N) @ x (N,in)
-      *dw = Tensor::empty(w.shape(), w.dtype(), Device::cuda);
-      gemm(true, false, out_f, in, N, 1.0, dyc.data<T>(), out_f, 0, xc.data<T>(), in, 0, 0.0,
+    if (dw) {  // dW (out,in) = dy^T (out,N) @ x (N,in), added into *dw when given (beta = 1)
+      double beta = dw->defined() ? 1.0 : 0.0;
+      if (!dw->defined()) *dw = Tensor::empty(w.shape(), w.dtype(), Device::cuda);
+      gemm(true, false, out_f, in, N, 1.0, dyc.data<T>(), out_f, 0, xc.data<T>(), in, 0, beta,
            dw->data<T>(), in, 0, 1);
     }
+    if (db && db->defined() && N > 0) {  // db (out) += sum over rows of dy, in the sum's last pass
+      gpu::column_sums<T, 1>(gpu::ColumnOf<T>{dyc.data<T>(), out_f}, N, out_f,
+                             {{db->data<T>()}, true}, "linear_backward");
+    }
   });
-  if (db) *db = sum(dyc.reshape({N, out_f}), {0}, false);  // db (out) = sum over rows of dy
+  if (db && !db->defined()) *db = sum(dyc.reshape({N, out_f}), {0}, false);  // db = sum_n dy[n]
 }
 
 void add_matmul(Backend& k) {

@@ -55,6 +55,8 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, 
           int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc);
 // y = x W^T + b with x: (...,in), W: (out,in), b: (out) or undefined -> (...,out)
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b);
+// Each gradient asked for (a non-null pointer) is made; where *dw or *db is already a tensor
+// (contiguous, W's or b's shape; a parameter's gradient buffer), it is added into instead.
 void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx, Tensor* dw,
                      Tensor* db);
 
@@ -74,6 +76,7 @@ Tensor cross_entropy_backward(const Tensor& probs, const Ids& targets, const Ten
 // ---- normalisation and activation ----
 Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps, Tensor* mean,
                   Tensor* rstd);
+// dw, db: added into where already a tensor, as for linear_backward.
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, const Tensor& rstd,
                          const Tensor& dy, Tensor* dx, Tensor* dw, Tensor* db);
 Tensor gelu(const Tensor& x);

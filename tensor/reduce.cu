@@ -11,17 +11,6 @@
 #include "tensor/strided.h"
 
 namespace poslab::kernel::cuda {
-namespace {
-
-// x (R, K) contiguous: acc[0] += x[r, c]
-template <class T>
-struct Element {
-  const T* x;
-  int64_t K;
-  __device__ void operator()(int64_t r, int64_t c, double* acc) const { acc[0] += x[r * K + c]; }
-};
-
-}  // namespace
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
   std::vector<bool> red = reduced_mask("sum", x, axes);
@@ -38,7 +27,7 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
     using T = decltype(zero);
     if (columns && x.is_contiguous()) {  // x viewed as (R, K)
       int64_t K = out.numel(), R = x.numel() / K;
-      gpu::column_sums<T, 1>(Element<T>{x.data<T>(), K}, R, K, {{out.data<T>()}}, "sum");
+      gpu::column_sums<T, 1>(gpu::ColumnOf<T>{x.data<T>(), K}, R, K, {{out.data<T>()}}, "sum");
       return;
     }
     int64_t outer, inner;

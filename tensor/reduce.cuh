@@ -119,13 +119,15 @@ __global__ void column_partials_kernel(F f, int64_t R, int64_t K, double* partia
     }
 }
 
-// The kOut output arrays, passed by value.
+// The kOut output arrays, passed by value; with add, the sums are added into what they hold
+// (a parameter's gradient buffer).
 template <class T, int kOut>
 struct Outputs {
   T* p[kOut];
+  bool add = false;
 };
 
-// out[k][c] = sum over chunks of partial[chunk][k][c]
+// out[k][c] (+)= sum over chunks of partial[chunk][k][c]
 template <class T, int kOut>
 __global__ void column_finish_kernel(const double* partial, int64_t chunks, int64_t K,
                                      Outputs<T, kOut> out) {
@@ -133,11 +135,19 @@ __global__ void column_finish_kernel(const double* partial, int64_t chunks, int6
     int64_t k = i / K, c = i % K;
     double s = 0;
     for (int64_t b = 0; b < chunks; ++b) s += partial[(b * kOut + k) * K + c];
-    out.p[k][c] = static_cast<T>(s);
+    out.p[k][c] = out.add ? out.p[k][c] + static_cast<T>(s) : static_cast<T>(s);
   }
 }
 
-// out[k][c] = sum_{r < R} f_k(r, c) for the kOut device arrays out[k] of K values each.
+// x (R, K) contiguous: acc[0] += x[r, c]
+template <class T>
+struct ColumnOf {
+  const T* x;
+  int64_t K;
+  __device__ void operator()(int64_t r, int64_t c, double* acc) const { acc[0] += x[r * K + c]; }
+};
+
+// out[k][c] (+)= sum_{r < R} f_k(r, c) for the kOut device arrays out[k] of K values each.
 template <class T, int kOut, class F>
 void column_sums(const F& f, int64_t R, int64_t K, Outputs<T, kOut> out, const char* op) {
   int64_t chunks = std::max<int64_t>((R + kRowChunk - 1) / kRowChunk, 1);

@@ -62,6 +62,15 @@ void check_defined(const char* op, const Tensor& t, const char* name) {
     fail(op, ": expected a defined tensor for ", name, ", but got an undefined one");
 }
 
+void check_into(const char* op, const Tensor* into, const Shape& shape, const Tensor& like,
+                const char* name) {
+  if (!into || !into->defined()) return;
+  check_same(op, *into, like);
+  if (into->shape() != shape || !into->is_contiguous())
+    fail(op, ": the ", name, " to add into must be contiguous with shape ", shape_str(shape),
+         ", but got ", shape_str(into->shape()), into->is_contiguous() ? "" : " (not contiguous)");
+}
+
 void check_same(const char* op, const Tensor& a, const Tensor& b) {
   check_defined(op, a, "the first operand");
   check_defined(op, b, "the second operand");

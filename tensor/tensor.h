@@ -163,6 +163,10 @@ class Tensor {
 // Checks used by every op wrapper: same dtype, same device, defined.
 void check_same(const char* op, const Tensor& a, const Tensor& b);
 void check_defined(const char* op, const Tensor& t, const char* name);
+// A gradient to add into (*into, when defined): contiguous, of this shape, and `like`'s dtype
+// and device.
+void check_into(const char* op, const Tensor* into, const Shape& shape, const Tensor& like,
+                const char* name);
 
 // Caching allocator statistics for the CPU (bench and tests look at them).
 struct AllocStats {

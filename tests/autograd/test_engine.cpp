@@ -65,3 +65,48 @@ TEST_CASE("detect_anomaly names the op that produced a non-finite gradient", "[a
   REQUIRE_THROWS_WITH(backward(sum(sqrt(x))), Contains("sqrt produced a non-finite gradient"));
   set_detect_anomaly(false);
 }
+
+TEST_CASE("linear and layer_norm add their parameters' gradients into the parameters' buffers",
+          "[autograd]") {
+  // y = LN(x W^T + b; g, c), W used by two linears: L = sum(y * r) + sum(x W^T * 2)
+  Tensor x = Tensor::from_vector({0.3, -1.2, 0.7, 2.0, -0.4, 0.9}, {3, 2}, DType::f64);
+  Tensor W = leaf({0.5, -0.3, 1.1, 0.2, -0.7, 0.4}, {3, 2}), b = leaf({0.1, -0.2, 0.3}, {3});
+  Tensor g = leaf({1.0, 0.8, 1.3}, {3}), c = leaf({0.0, 0.1, -0.1}, {3});
+  Tensor r = Tensor::from_vector({1, -2, 3, 0.5, 0.25, -1, 2, 1, -3}, {3, 3}, DType::f64);
+  auto loss = [&] {
+    Tensor y = layer_norm(linear(x, W, b), g, c);
+    return add(sum(mul(y, r)), sum(scale(linear(x, W, Tensor()), 2)));
+  };
+  // the same gradients computed apart, with fresh outputs (no buffer to add into)
+  Tensor h = kernel::linear(x, W.detach(), b.detach()), mean, rstd;
+  Tensor y = kernel::layer_norm(h, g.detach(), c.detach(), 1e-5, &mean, &rstd);
+  Tensor dh, dg, dc, dW1, db, dW2;
+  kernel::layer_norm_backward(h, g.detach(), mean, rstd, r, &dh, &dg, &dc);
+  kernel::linear_backward(x, W.detach(), dh, nullptr, &dW1, &db);
+  kernel::linear_backward(x, W.detach(), Tensor::full({3, 3}, 2.0, DType::f64), nullptr, &dW2,
+                          nullptr);
+  std::vector<double> dW = kernel::binary(kernel::BinaryOp::add, dW1, dW2).to_vector();
+
+  backward(loss());
+  const void* buffer = W.grad().storage()->data();
+  for (size_t i = 0; i < dW.size(); ++i) REQUIRE(W.grad().to_vector()[i] == Approx(dW[i]));
+  REQUIRE(b.grad().to_vector() == db.to_vector());
+  REQUIRE(g.grad().to_vector() == dg.to_vector());
+  REQUIRE(c.grad().to_vector() == dc.to_vector());
+  backward(loss());  // a second backward adds into the same buffers
+  for (size_t i = 0; i < dW.size(); ++i) REQUIRE(W.grad().to_vector()[i] == Approx(2 * dW[i]));
+  REQUIRE(g.grad().to_vector()[1] == Approx(2 * dg.to_vector()[1]));
+  zero_grad({W, b, g, c});
+  backward(loss());  // after zero_grad: the first step's values, in the same buffer
+  REQUIRE(W.grad().storage()->data() == buffer);
+  for (size_t i = 0; i < dW.size(); ++i) REQUIRE(W.grad().to_vector()[i] == Approx(dW[i]));
+  REQUIRE(c.grad().to_vector() == dc.to_vector());
+}
+
+TEST_CASE("a gradient buffer of the wrong shape is an error naming the op", "[autograd][errors]") {
+  Tensor x = Tensor::ones({2, 3}, DType::f64), w = Tensor::ones({4, 3}, DType::f64);
+  Tensor dy = Tensor::ones({2, 4}, DType::f64), dw = Tensor::zeros({3, 4}, DType::f64);
+  REQUIRE_THROWS_WITH(kernel::linear_backward(x, w, dy, nullptr, &dw, nullptr),
+                      Contains("linear_backward: the dW to add into must be contiguous with "
+                               "shape (4,3), but got (3,4)"));
+}

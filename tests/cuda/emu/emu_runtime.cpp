@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <stdexcept>
+#include <string>
 static std::map<void*, size_t>& live() {
   static std::map<void*, size_t> m;
   return m;
@@ -38,14 +39,21 @@ extern "C" void emu_free(void* p) {
 // With EMU_COUNTS set, the process prints at exit how many kernel launches, cuBLAS products,
 // copies, memsets and host waits (stream, event or device synchronisations) it made: the
 // host-side work of a GPU run, counted here since it does not depend on the device. With
-// EMU_TRACE set, every host wait prints the call stack that made it.
+// EMU_TRACE set, every host wait prints the call stack that made it; with EMU_TRACE_KERNEL=name,
+// every launch of that kernel does (which op launched it). EMU_COUNTS also prints the launches
+// of each kernel.
 static long counts[5];
+static std::map<std::string, long>& launches() {
+  static auto* m = new std::map<std::string, long>;  // never destroyed: read at exit
+  return *m;
+}
 extern "C" void emu_count(int what) {
   static bool registered = [] {
     if (getenv("EMU_COUNTS"))
       atexit([] {
         fprintf(stderr, "emu counts: %ld launches, %ld cublas, %ld memcpy, %ld memset, %ld waits\n",
                 counts[0], counts[1], counts[2], counts[3], counts[4]);
+        for (auto& [name, n] : launches()) fprintf(stderr, "  %8ld %s\n", n, name.c_str());
       });
     return true;
   }();
@@ -54,6 +62,17 @@ extern "C" void emu_count(int what) {
   if (what == 4 && getenv("EMU_TRACE")) {
     void* frames[12];
     backtrace_symbols_fd(frames, backtrace(frames, 12), 2);
+    fprintf(stderr, "----\n");
+  }
+}
+
+extern "C" void emu_count_launch(const char* name) {
+  emu_count(0);
+  ++launches()[name];
+  static const char* traced = getenv("EMU_TRACE_KERNEL");
+  if (traced && strcmp(traced, name) == 0) {
+    void* frames[14];
+    backtrace_symbols_fd(frames, backtrace(frames, 14), 2);
     fprintf(stderr, "----\n");
   }
 }

@@ -1,5 +1,6 @@
 """Rewrites a .cu/.cuh file for the CPU emulator: every launch `kernel<<<cfg>>>(args)` becomes
-`::emu::launch(::emu::cfg(cfg), kernel, args)` (include/cuda_runtime.h), which g++ can compile.
+`::emu::launch(::emu::cfg(cfg), "kernel", kernel, args)` (include/cuda_runtime.h), which g++ can
+compile; the name (template arguments dropped) is what EMU_COUNTS and EMU_TRACE_KERNEL print.
 Usage: rewrite_launches.py IN OUT"""
 import sys
 src = open(sys.argv[1]).read()
@@ -28,6 +29,7 @@ while True:
     cfg = src[p+3:q]
     assert src[q+3] == '(', src[q:q+20]
     out.append(src[i:k])
-    out.append('::emu::launch(::emu::cfg(%s), %s, ' % (cfg, kernel))
+    name = kernel.split('<')[0].split('::')[-1].strip()
+    out.append('::emu::launch(::emu::cfg(%s), "%s", %s, ' % (cfg, name, kernel))
     i = q + 4
 open(sys.argv[2], 'w').write(''.join(out))

@@ -97,6 +97,8 @@ extern "C" void* emu_malloc(size_t n);
 extern "C" void emu_free(void* p);
 // counts for EMU_COUNTS (emu_runtime.cpp): 0 launch, 1 cuBLAS product, 2 copy, 3 memset, 4 wait
 extern "C" void emu_count(int what);
+// a kernel launch by name, for EMU_COUNTS' per-kernel table and EMU_TRACE_KERNEL
+extern "C" void emu_count_launch(const char* name);
 inline cudaError_t cudaMalloc(void** p, size_t n) {
   *p = emu_malloc(n);
   return 0;
@@ -280,14 +282,14 @@ void run_block(F& fn, unsigned n) {
 }
 
 template <class... P, class... A>
-void launch(Cfg c, void (*kernel)(P...), A&&... args) {
+void launch(Cfg c, const char* name, void (*kernel)(P...), A&&... args) {
   if (c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0 || c.block.x == 0)
     throw std::runtime_error("emu: a launch with a zero grid or block dimension");
   if (c.block.x * c.block.y * c.block.z > 1024)
     throw std::runtime_error("emu: block > 1024 threads");
   if (c.grid.y > 65535 || c.grid.z > 65535) throw std::runtime_error("emu: grid.y/z > 65535");
   std::tuple<P...> params(std::forward<A>(args)...);
-  emu_count(0);
+  emu_count_launch(name);
   gridDim = c.grid, blockDim = c.block;
   emu_access(1);
   for (unsigned z = 0; z < c.grid.z; ++z)
