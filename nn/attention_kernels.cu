@@ -39,7 +39,11 @@ namespace {
 using gpu::dot;
 using gpu::RowTile;
 
-constexpr int kRows = 64;  // query (or key) rows per block: one per thread
+// Threads per block: kRows / kSplit query rows of kSplit threads each (forward, dq), or kRows
+// key rows of one thread each (dkv). Splitting a row keeps the block at 64 threads, so a block
+// holds as many registers as with one thread per row and as many blocks fit on an SM, while a
+// grid has kSplit times the blocks (more warps where a batch is small: one long window).
+constexpr int kRows = 64;
 
 struct Dims {
   int64_t B, Tq, Tk, H;
@@ -92,13 +96,12 @@ __device__ __forceinline__ float rotary_dot(const float* q, const float* k, cons
   return s;
 }
 
-// Grid (B*H, ceil(Tq/kRows)), kRows x kSplit threads. out: (B,Tq,H,D) contiguous; lse2:
+// Grid (B*H, ceil(Tq / (kRows / kSplit))), kRows threads. out: (B,Tq,H,D) contiguous; lse2:
 // (B,H,Tq) or null. With kRotary, q is kept unscaled and each score is rotary_dot with the
 // row's frequencies.
 template <int kMaxD, int kCols, int kSplit, bool kRotary>
-__global__ void __launch_bounds__(kRows* kSplit)
-    forward_kernel(Dims a, const float* Q, const float* K, const float* V, float* out,
-                   float* lse2) {
+__global__ void __launch_bounds__(kRows) forward_kernel(Dims a, const float* Q, const float* K,
+                                                        const float* V, float* out, float* lse2) {
   __shared__ RowTile<float, kCols, kMaxD> kt, vt;
   gpu::QueryRow r = gpu::query_row<kSplit>(a.H, a.Tq, a.mask);
   const float lambda = row_lambda(a, r.keys);
@@ -127,10 +130,10 @@ __global__ void __launch_bounds__(kRows* kSplit)
   if (lse2) lse2[r.bh * a.Tq + r.i] = lse;
 }
 
-// dq, and delta for the dkv kernel. Grid (B*H, ceil(Tq/kRows)), kRows x kSplit threads (each
+// dq, and delta for the dkv kernel. Grid (B*H, ceil(Tq / (kRows / kSplit))), kRows threads (each
 // row's lanes sum their keys' terms, then each other's). dout, out, dq: contiguous.
 template <int kMaxD, int kCols, int kSplit>
-__global__ void __launch_bounds__(kRows* kSplit)
+__global__ void __launch_bounds__(kRows)
     dq_kernel(Dims a, const float* Q, const float* K, const float* V, const float* out,
               const float* lse2, const float* dout, float* dq, float* delta) {
   __shared__ RowTile<float, kCols, kMaxD> kt, vt;
@@ -270,9 +273,8 @@ __global__ void dbias_sum_kernel(int64_t B, int64_t H, int64_t blocks, int64_t W
   }
 }
 
-// Threads per query row in the forward and dq kernels: 4 (256 a block) while a thread's
-// registers hold rows of up to 64 values, 2 for 128 (where q, the accumulator and a tile row
-// already fill them).
+// Threads per query row in the forward and dq kernels: 4 (16 rows a block) for head dims up to
+// 64, 2 (32 rows) for 128, whose blocks already hold many registers a thread.
 constexpr int split_for(int max_d) {
   return max_d <= 64 ? 4 : 2;
 }
@@ -292,10 +294,10 @@ Dims dims_of(const AttentionTensors& t, const AttentionOptions& o) {
          shape_str(q.shape()), " on cuda (f64 gradient checks run on the cpu)");
   if (q.size(3) > 128)
     fail("attention: the CUDA kernels take head dims D <= 128, but got q ", shape_str(q.shape()));
-  if (std::max(q.size(1), k.size(1)) > int64_t(65535) * kRows)
-    fail("attention: the CUDA grid takes at most ", 65535 * kRows,
-         " query and key rows (65535 blocks of ", kRows, "), but got q ", shape_str(q.shape()),
-         " and k ", shape_str(k.shape()));
+  if (q.size(1) > int64_t(65535) * (kRows / 4) || k.size(1) > int64_t(65535) * kRows)
+    fail("attention: the CUDA grid takes at most ", 65535 * (kRows / 4), " query rows and ",
+         65535 * kRows, " key rows (65535 blocks), but got q ", shape_str(q.shape()), " and k ",
+         shape_str(k.shape()));
   Dims a{};
   a.B = q.size(0), a.Tq = q.size(1), a.Tk = k.size(1), a.H = q.size(2);
   a.D = static_cast<int>(q.size(3));
@@ -317,15 +319,15 @@ void attention_forward(const AttentionTensors& t, const AttentionOptions& o) {
   if (t.out.numel() == 0) return;
   float* lse = t.lse.defined() ? t.lse.data<float>() : nullptr;
   with_head_dim(a.D, [&]<int kMaxD, int kCols>() {
-    dim3 grid(a.B * a.H, (a.Tq + kRows - 1) / kRows);
+    constexpr int kSplit = split_for(kMaxD), kQueryRows = kRows / kSplit;
+    dim3 grid(a.B * a.H, (a.Tq + kQueryRows - 1) / kQueryRows);
     const float *Q = t.q.data<float>(), *K = t.k.data<float>(), *V = t.v.data<float>();
-    constexpr int kSplit = split_for(kMaxD);
     if (a.freqs)
       forward_kernel<kMaxD, kCols, kSplit, true>
-          <<<grid, kRows * kSplit, 0, gpu::stream()>>>(a, Q, K, V, t.out.data<float>(), lse);
+          <<<grid, kRows, 0, gpu::stream()>>>(a, Q, K, V, t.out.data<float>(), lse);
     else
       forward_kernel<kMaxD, kCols, kSplit, false>
-          <<<grid, kRows * kSplit, 0, gpu::stream()>>>(a, Q, K, V, t.out.data<float>(), lse);
+          <<<grid, kRows, 0, gpu::stream()>>>(a, Q, K, V, t.out.data<float>(), lse);
   });
   gpu::check_launch("attention");
 }
@@ -341,10 +343,10 @@ void attention_backward(const AttentionTensors& t, const Tensor& dout, const Att
   Tensor delta = Tensor::empty({a.B, a.H, a.Tq}, DType::f32, Device::cuda);
   const float *Q = t.q.data<float>(), *K = t.k.data<float>(), *V = t.v.data<float>();
   with_head_dim(a.D, [&]<int kMaxD, int kCols>() {
-    dim3 gq(a.B * a.H, (a.Tq + kRows - 1) / kRows);
+    constexpr int kSplit = split_for(kMaxD), kQueryRows = kRows / kSplit;
+    dim3 gq(a.B * a.H, (a.Tq + kQueryRows - 1) / kQueryRows);
     dim3 gk(a.B * a.H, (a.Tk + kRows - 1) / kRows);
-    constexpr int kSplit = split_for(kMaxD);
-    dq_kernel<kMaxD, kCols, kSplit><<<gq, kRows * kSplit, 0, gpu::stream()>>>(
+    dq_kernel<kMaxD, kCols, kSplit><<<gq, kRows, 0, gpu::stream()>>>(
         a, Q, K, V, t.out.data<float>(), t.lse.data<float>(), dout.data<float>(),
         g.dq.data<float>(), delta.data<float>());
     if (!g.dbias.defined()) {
