@@ -26,14 +26,37 @@ double ntk_theta(double theta, int64_t D, double s) {
   return theta * std::pow(s, static_cast<double>(D) / (D - 2));
 }
 
-std::vector<double> yarn_frequencies(int64_t D, double theta, double s, int64_t T0) {
-  const double alpha = 1, beta = 32;
-  std::vector<double> f = rope_base_frequencies(D, theta);
-  for (double& fi : f) {
-    double lambda = 2 * M_PI / fi, r = T0 / lambda;
-    double gamma = std::clamp((r - alpha) / (beta - alpha), 0.0, 1.0);
-    fi = (1 - gamma) * fi / s + gamma * fi;
+// YaRN's two constants: a pair that turns more than kBetaFast times over T0 keeps its
+// frequency, one that turns fewer than kBetaSlow times is interpolated by s.
+constexpr double kBetaFast = 32, kBetaSlow = 1;
+
+std::vector<double> yarn_keep(int64_t D, double theta, int64_t T0) {
+  // d(n): the (fractional) pair index whose frequency turns n times over T0,
+  // from T0 theta^(-2i/D) / (2 pi) = n.
+  auto pair_turning = [&](double n) {
+    return D * std::log(T0 / (2 * M_PI * n)) / (2 * std::log(theta));
+  };
+  double low = std::max(std::floor(pair_turning(kBetaFast)), 0.0);
+  double high = std::min(std::ceil(pair_turning(kBetaSlow)), static_cast<double>(D - 1));
+  if (low == high) high += 0.001;  // as the reference code: no division by zero
+  std::vector<double> keep(D / 2);
+  for (int64_t i = 0; i < D / 2; ++i)
+    keep[i] = 1 - std::clamp((i - low) / (high - low), 0.0, 1.0);
+  return keep;
+}
+
+std::vector<double> yarn_keep_paper(int64_t D, double theta, int64_t T0) {
+  std::vector<double> keep = rope_base_frequencies(D, theta);
+  for (double& k : keep) {
+    double turns = T0 * k / (2 * M_PI);  // r_i
+    k = std::clamp((turns - kBetaSlow) / (kBetaFast - kBetaSlow), 0.0, 1.0);
   }
+  return keep;
+}
+
+std::vector<double> yarn_frequencies(int64_t D, double theta, double s, int64_t T0) {
+  std::vector<double> f = rope_base_frequencies(D, theta), keep = yarn_keep(D, theta, T0);
+  for (size_t i = 0; i < f.size(); ++i) f[i] = keep[i] * f[i] + (1 - keep[i]) * f[i] / s;
   return f;
 }
 

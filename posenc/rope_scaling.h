@@ -17,13 +17,25 @@
 //            the keys serves every row, so the scheme hands attention each row's own
 //            frequencies (dynamic_row_frequencies) and the attention kernels rotate each key
 //            relative to its query: (R(P w) q) . (R(j w) k) = q . R((j - P) w) k.
-//   yarn     YaRN (Peng et al., 2023, "YaRN: Efficient Context Window Extension", eq. 15-20):
-//            wavelength lambda_i = 2 pi / freq_i, r_i = T0 / lambda_i,
-//            gamma_i = clamp((r_i - alpha) / (beta - alpha), 0, 1), alpha = 1, beta = 32,
-//            freq_i' = (1 - gamma_i) freq_i / s + gamma_i freq_i   (interpolate only the
-//            dims that complete less than alpha turns in T0), and logits scaled by
-//            (0.1 ln s + 1)^2, applied as 0.1 ln s + 1 on both cos and sin. The ramp is the
-//            paper's continuous one (HF rounds its ends to whole dims; we do not).
+//   yarn     YaRN as deployed: the YaRN authors' reference code (jquesnelle/yarn), which
+//            HF transformers' `_compute_yarn_parameters`, vLLM and DeepSeek's inference code
+//            follow, so a model's `rope_scaling` config means the same here as there. Pair i
+//            turns r_i = T0 freq_i / (2 pi) times over T0. The pair index at which a pair
+//            turns n times is d(n) = r ln(T0 / (2 pi n)) / (2 ln theta) (solve r_i = n for i);
+//            with beta_fast = 32 and beta_slow = 1,
+//              low  = max(floor(d(32)), 0),  high = min(ceil(d(1)), r - 1)  (+0.001 if equal),
+//              ramp_i = clamp((i - low) / (high - low), 0, 1),  keep_i = 1 - ramp_i,
+//              freq_i' = keep_i freq_i + (1 - keep_i) freq_i / s:
+//            fast pairs (i <= low) keep their frequency, slow pairs (i >= high) are divided by
+//            s, and between them the share kept falls linearly in the pair index i (so
+//            linearly in ln r_i). Attention logits are multiplied by (0.1 ln s + 1)^2,
+//            applied as 0.1 ln s + 1 on both cos and sin.
+//            The paper (Peng et al., 2023, "YaRN: Efficient Context Window Extension of Large
+//            Language Models", eq. 17-19) writes the ramp linear in r_i instead:
+//            gamma_i = clamp((r_i - 1) / (32 - 1), 0, 1) and keep_i = gamma_i
+//            (yarn_keep_paper below). The two agree at both ends and differ between: at head
+//            dims 32, T0 256, theta 1e4 the deployed ramp keeps 1 - i/7 of pairs 0..7, the
+//            paper's [1, .71, .38, .20, .10, .04, .01, 0]. The code computes the deployed one.
 // At s = 1 every method is plain RoPE (tests: "every scaling at s = 1 equals plain RoPE").
 #pragma once
 #include <vector>
@@ -43,6 +55,11 @@ struct RopeFrequencies {
 std::vector<double> rope_base_frequencies(int64_t D, double theta);  // theta^(-2i/D)
 double rope_scale_factor(const RopeScaling& sc, int64_t L);          // s
 double ntk_theta(double theta, int64_t D, double s);                 // theta s^(D/(D-2))
+// YaRN's share keep_i of pair i's original frequency (r/2 values): the deployed ramp, linear in
+// the pair index, and the paper's, linear in r_i (see above).
+std::vector<double> yarn_keep(int64_t D, double theta, int64_t T0);
+std::vector<double> yarn_keep_paper(int64_t D, double theta, int64_t T0);
+// freq_i' = keep_i freq_i + (1 - keep_i) freq_i / s with the deployed keep_i.
 std::vector<double> yarn_frequencies(int64_t D, double theta, double s, int64_t T0);
 double yarn_mscale(double s);  // 0.1 ln s + 1
 // Frequencies for a context of length L under `sc` (not for dynamic: see below).

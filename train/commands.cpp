@@ -17,7 +17,8 @@ namespace poslab {
 
 int cmd_prepare(int argc, char** argv) {
   Args a("prepare",
-         {{"corpus", "fortunes|fortunes-zh|kjv|FILE  the text to prepare (default fortunes)"},
+         {{"corpus",
+           "fortunes|fortunes-zh|pystdlib|kjv|FILE  the text to prepare (default fortunes)"},
           {"out", "DIR  output folder, e.g. data/fortunes"}},
          argc, argv);
   if (a.help()) return std::puts(a.usage().c_str()), 0;
@@ -27,6 +28,13 @@ int cmd_prepare(int argc, char** argv) {
   write_corpus(c, out);
   std::printf("prepared %s: vocab %zu, train %zu tokens, val %zu tokens, from %zu source(s)\n",
               out.c_str(), c.vocab.size(), c.train.size(), c.val.size(), c.parts.size());
+  // What the text was made from (also in corpus.json): a corpus built from other files is
+  // told apart by its file count, bytes and SHA-256.
+  const CorpusInfo& i = c.info;
+  std::printf("  %zu files, %zu bytes as read; prepared text %zu bytes, sha256 %s\n", i.files,
+              i.file_bytes, i.bytes, i.sha256.c_str());
+  std::printf("  train %zu files, val %zu files (%zu bytes as read, %zu prepared); from %s\n",
+              i.train_files, i.val_files, i.val_file_bytes, i.val_bytes, i.source.c_str());
   return 0;
 }
 
@@ -43,6 +51,12 @@ static std::vector<FlagSpec> train_flags() {
           {"heads", "N  attention heads (default 4)"},
           {"lr", "X  peak learning rate (default 1e-3)"},
           {"warmup", "N  warmup steps (default min(100, steps/10))"},
+          {"schedule",
+           "cosine|wsd  learning rate after the warmup: cosine decay, or constant then a linear "
+           "decay over the last --decay-share of the steps (default cosine)"},
+          {"decay-share", "f  wsd: the share of the steps that decays, in (0, 1] (default 0.2)"},
+          {"branch-from",
+           "FILE  a cooldown branch: start from a run's kept state_step<N>.safetensors (wsd)"},
           {"weight-decay", "X  AdamW decoupled weight decay on Linear weights (default 0.1)"},
           {"seed", "N  seed for init and batches (default 1337)"},
           {"theta", "X  RoPE base (default 10000)"},
@@ -110,6 +124,11 @@ TrainOptions train_options(const Args& a) {
   o.model.n_head = a.integer("heads", 4, 1, 1024);
   o.adam.lr = a.number("lr", 1e-3, 1e-12, 10);
   o.warmup = a.integer("warmup", -1, 0, 100000000);
+  o.schedule = parse_schedule(a.choice("schedule", "cosine", {"cosine", "wsd"}));
+  o.decay_share = a.number("decay-share", 0.2, 1e-9, 1);
+  if (a.has("decay-share") && o.schedule != Schedule::wsd)
+    fail("--decay-share applies only to --schedule wsd");
+  o.branch_from = a.str("branch-from", "");
   o.adam.weight_decay = a.number("weight-decay", 0.1, 0, 10);
   o.seed = static_cast<uint64_t>(a.integer("seed", 1337, 0, INT64_MAX));
   positional_options(a, o.model.pe);

@@ -87,6 +87,16 @@ EvalResult evaluate(const GPT& model, const std::vector<uint16_t>& tokens, int64
   for (double x : v) total += x;
   r.position_loss = position_means(v.data(), W, L);
   r.loss = total / r.tokens;
+  // loss_se: the standard error of the loss as a mean of W window means (sample sd / sqrt W)
+  if (W >= 2) {
+    double ss = 0;
+    for (int64_t w = 0; w < W; ++w) {
+      double m = 0;
+      for (int64_t t = 0; t < L; ++t) m += v[w * L + t];
+      ss += (m / L - r.loss) * (m / L - r.loss);
+    }
+    r.loss_se = std::sqrt(ss / (W - 1) / W);
+  }
   r.ppl = std::exp(r.loss);
   for (int64_t b = 0; b < buckets; ++b) {
     int64_t s = b * L / buckets, e = (b + 1) * L / buckets;
@@ -160,6 +170,10 @@ std::string EvalResult::json() const {
     s += "}";
   }
   s += "]";
+  if (!std::isnan(loss_se)) {
+    std::snprintf(b, sizeof b, ",\"loss_se\":%.17g", loss_se);
+    s += b;
+  }
   if (!std::isnan(sliding_loss)) {
     std::snprintf(b, sizeof b, ",\"sliding_loss\":%.17g", sliding_loss);
     s += b;

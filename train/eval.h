@@ -43,12 +43,14 @@ struct EvalBucket {
 struct EvalResult {
   double loss = 0, ppl = 0;
   double sliding_loss = kNotComputed;  // add_sliding_loss: the same targets, sliding window
+  // The standard error of `loss` as the mean of the windows' mean losses (2+ windows).
+  double loss_se = kNotComputed;
   int64_t tokens = 0, len = 0, windows = 0;
   std::vector<EvalBucket> buckets;
   std::vector<double> position_loss;  // mean loss at each position 0..L-1
   // One line: {"loss":..,"ppl":..,"tokens":..,"len":..,...}; numbers with 17 significant
   // digits, so that a reader gets the same doubles back (the study caches evaluations so).
-  // "sliding_loss" (top level and per bucket) only when computed: JSON has no NaN.
+  // "sliding_loss" (top level and per bucket) and "loss_se" only when computed: JSON has no NaN.
   std::string json() const;
 };
 

@@ -89,11 +89,32 @@ void AdamW::step(double lr) {
   grads_.clear();
 }
 
-double lr_at(int64_t step, int64_t warmup, int64_t total, double max_lr, double min_lr) {
-  if (step < warmup) return max_lr * static_cast<double>(step + 1) / warmup;
-  if (total <= warmup) return max_lr;
-  double q = std::min(1.0, static_cast<double>(step - warmup) / (total - warmup));
-  return min_lr + (max_lr - min_lr) * 0.5 * (1 + std::cos(M_PI * q));
+Schedule parse_schedule(const std::string& name) {
+  if (name == "cosine") return Schedule::cosine;
+  if (name == "wsd") return Schedule::wsd;
+  fail("--schedule: expected cosine|wsd, but got '", name, "'");
+}
+
+const char* schedule_name(Schedule schedule) {
+  return schedule == Schedule::wsd ? "wsd" : "cosine";
+}
+
+int64_t LrSchedule::decay_start() const {
+  if (kind == Schedule::cosine) return total;
+  return total - std::llround(decay_share * static_cast<double>(total));
+}
+
+double lr_at(const LrSchedule& c, int64_t step) {
+  if (step < c.warmup) return c.max_lr * static_cast<double>(step + 1) / c.warmup;
+  if (c.kind == Schedule::wsd) {
+    const int64_t start = c.decay_start(), n = c.total - start;
+    if (step < start || n <= 0) return c.max_lr;
+    const double q = std::min(1.0, static_cast<double>(step + 1 - start) / n);
+    return c.max_lr + (c.min_lr - c.max_lr) * q;
+  }
+  if (c.total <= c.warmup) return c.max_lr;
+  double q = std::min(1.0, static_cast<double>(step - c.warmup) / (c.total - c.warmup));
+  return c.min_lr + (c.max_lr - c.min_lr) * 0.5 * (1 + std::cos(M_PI * q));
 }
 
 double clip_grad_norm(const std::vector<NamedParam>& params, double max_norm) {

@@ -9,6 +9,7 @@
 // matrices of Linear layers: not to biases, LayerNorm, or the embeddings wte / wpe (so the
 // rows of a learned table that training never reaches keep their initial values).
 #pragma once
+#include <string>
 #include <vector>
 
 #include "nn/module.h"
@@ -37,10 +38,29 @@ class AdamW {
   int64_t t_ = 0;
 };
 
-// Linear warmup from 0 over `warmup` steps, then cosine decay to min_lr at `total`:
-//   lr(s) = max_lr (s+1)/warmup                                   s < warmup
-//   lr(s) = min_lr + (max_lr - min_lr) (1 + cos(pi q)) / 2,  q = (s - warmup)/(total - warmup)
-double lr_at(int64_t step, int64_t warmup, int64_t total, double max_lr, double min_lr);
+// The learning rate of each step (--schedule). Both warm up linearly from 0 over `warmup`
+// steps to max_lr and end at min_lr:
+//   cosine  lr(s) = min_lr + (max_lr - min_lr) (1 + cos(pi q)) / 2,  q = (s - warmup)/(total - warmup)
+//   wsd     warmup-stable-decay (Hu et al. 2024, "MiniCPM"; Hagele et al. 2024, "Scaling Laws and
+//           Compute-Optimal Training beyond Fixed Training Durations"): max_lr until the last
+//           n = round(decay_share total) steps, then linear to min_lr at the last step:
+//             lr(s) = max_lr + (min_lr - max_lr) (s + 1 - (total - n)) / n,  s >= total - n
+//           The constant phase does not depend on `total`, so the state of a long run at step
+//           total' - n' continues into a run trained straight to total' (a cooldown branch,
+//           trainer.h): same weights, moments, data order and learning rates, bit for bit.
+enum class Schedule { cosine, wsd };
+Schedule parse_schedule(const std::string& name);  // cosine|wsd; the error names them
+const char* schedule_name(Schedule schedule);
+
+struct LrSchedule {
+  Schedule kind = Schedule::cosine;
+  int64_t warmup = 0, total = 1;
+  double max_lr = 1e-3, min_lr = 1e-4;
+  double decay_share = 0.2;  // wsd: the share of the steps that decays
+  int64_t decay_start() const;  // wsd: the first step of the decay (total for cosine)
+};
+// The rate of step `step` (0-based).
+double lr_at(const LrSchedule& schedule, int64_t step);
 
 // Global L2 norm of all gradients; when above max_norm every gradient is scaled by
 // max_norm / norm. Returns the norm before clipping (inf/nan when a gradient is not finite).

@@ -130,6 +130,21 @@ std::string kept_model_path(const std::string& out, int64_t step) {
   return out + "/model_step" + std::to_string(step) + ".safetensors";
 }
 
+std::string kept_state_path(const std::string& out, int64_t step) {
+  return out + "/state_step" + std::to_string(step) + ".safetensors";
+}
+
+LrSchedule lr_schedule(const TrainOptions& o) {
+  LrSchedule c;
+  c.kind = o.schedule;
+  c.warmup = o.warmup >= 0 ? o.warmup : std::min<int64_t>(100, o.steps / 10);
+  c.total = o.steps;
+  c.max_lr = o.adam.lr;
+  c.min_lr = o.adam.lr * o.min_lr_ratio;
+  c.decay_share = o.decay_share;
+  return c;
+}
+
 Batch sample_answer_batch(const std::vector<uint16_t>& tokens, const std::vector<uint8_t>& marks,
                           int64_t B, int64_t T, Generator& gen) {
   const int64_t E = T + 1, n = static_cast<int64_t>(tokens.size()) / E;
@@ -167,6 +182,13 @@ void validate(const TrainOptions& o) {
   for (int64_t k : o.keep_steps)
     if (k < 1 || k > o.steps)
       fail("keep_steps: expected steps in 1..--steps ", o.steps, ", but got ", k);
+  if (!(o.decay_share > 0 && o.decay_share <= 1))
+    fail("--decay-share: expected a share in (0, 1], but got ", o.decay_share);
+  if (!o.branch_from.empty() && o.schedule != Schedule::wsd)
+    fail("--branch-from ", o.branch_from,
+         ": a cooldown branch needs --schedule wsd (a cosine run has no constant phase)");
+  if (!o.branch_from.empty() && o.resume)
+    fail("--branch-from and --resume: a branch resumes from its own folder; drop --branch-from");
   if (o.data.empty()) fail("--data: required (a folder made by `poslab prepare`)");
   if (o.out.empty()) fail("--out: required (the run directory)");
   GPTConfig c = o.model;
@@ -248,6 +270,8 @@ class Trainer {
   }
   // --resume: the state of the last checkpoint. False when the run had already finished.
   bool resume();
+  // --branch-from: the state another run kept in its constant phase, and its log up to there.
+  void branch(const std::string& state_file);
   int64_t start() const { return start_; }
   TrainResult run();
 
@@ -307,6 +331,21 @@ bool Trainer::resume() {
                  static_cast<long long>(start_), path("model.safetensors").c_str(),
                  path("state.safetensors").c_str());
   return false;
+}
+
+void Trainer::branch(const std::string& state_file) {
+  start_ = load_state(state_file, adam_, gen_);
+  adam_.set_steps_taken(start_);
+  const int64_t decay_start = lr_schedule(o_).decay_start();
+  if (start_ > decay_start)
+    fail("--branch-from ", state_file, ": its step ", start_, " is past this run's decay start ",
+         decay_start, " (--steps ", o_.steps, ", --decay-share ", o_.decay_share,
+         "); the learning rates would differ from a straight run");
+  const std::string log = fs::path(state_file).parent_path().string() + "/log.csv";
+  if (fs::exists(log))
+    for (const LogRow& r : read_log(log))
+      if (r.step <= start_) log_.push_back(r);
+  checkpoint(start_);  // the branch's own folder now resumes like any run
 }
 
 // The order matters for a kill between two writes (each write is atomic on its own):
@@ -379,9 +418,9 @@ TrainResult Trainer::run() {
   TrainResult res;
   double loss_acc = 0, train_secs = 0, eval_secs = 0;  // time in steps / in evals + checkpoints
   int64_t loss_n = 0, tokens = 0;
-  double max_lr = o_.adam.lr, min_lr = o_.adam.lr * o_.min_lr_ratio;
+  const LrSchedule schedule = lr_schedule(o_);
   for (int64_t s = start_; s < o_.steps; ++s) {
-    double lr = lr_at(s, o_.warmup, o_.steps, max_lr, min_lr);
+    double lr = lr_at(schedule, s);
     auto t0 = std::chrono::steady_clock::now();
     double l = step(s, lr);
     train_secs += seconds_since(t0);
@@ -402,8 +441,10 @@ TrainResult Trainer::run() {
     }
     // the kept copy before the checkpoint: a kill between the two resumes from an earlier
     // checkpoint and writes the same copy again (resume is exact)
-    if (std::count(o_.keep_steps.begin(), o_.keep_steps.end(), s + 1))
+    if (std::count(o_.keep_steps.begin(), o_.keep_steps.end(), s + 1)) {
+      save_state(kept_state_path(o_.out, s + 1), adam_, adam_.m(), adam_.v(), s + 1, gen_);
       save_checkpoint(model_, s + 1, kept_model_path(o_.out, s + 1));
+    }
     if ((s + 1) % o_.ckpt_every == 0 || last || pause || g_interrupted) checkpoint(s + 1);
     eval_secs += seconds_since(t0);
     res.steps = s + 1;
@@ -437,6 +478,7 @@ TrainResult train(const TrainOptions& opt_in) {
     done.steps = t.start();
     return done;
   }
+  if (!o.branch_from.empty()) t.branch(o.branch_from);
   return t.run();
 }
 

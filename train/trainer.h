@@ -1,7 +1,8 @@
 // trainer.h — `poslab train`: the training loop.
 //
 // Each step: sample B windows of T+1 tokens from train.bin (seeded), forward, backward,
-// clip the global grad norm, AdamW with warmup + cosine lr. (With the answer objective a
+// clip the global grad norm, AdamW with warmup and a cosine or warmup-stable-decay learning rate
+// (optimizer.h). (With the answer objective a
 // window is one whole example of a task corpus, and only its answer tokens are predicted.) Every
 // eval_every steps: the mean loss over a fixed set of val batches, a row in log.csv, and a
 // checkpoint.
@@ -13,8 +14,13 @@
 //   log.csv             one row per evaluation (train/log.h has its columns)
 //   vocab.json          a copy of the corpus vocabulary, for `poslab generate`
 //   model_step<N>.safetensors   a copy of the model after step N, for each N of keep_steps
-//                       (the study's last20_gain evaluates the model at 80% of the steps)
+//   state_step<N>.safetensors   and of the state (the study's last20_gain evaluates the model at
+//                       80% of the steps; its cooldown branches start from a kept state)
 // --resume continues exactly: 20 steps equal 10 steps, a resume, and 10 more, byte for byte.
+// A cooldown branch (--branch-from run/state_step<N>.safetensors, schedule wsd) starts from the
+// state another run kept at step N, in its constant phase, and trains on to --steps, decaying
+// from N = the branch's decay start: it equals a run trained straight to --steps, byte for byte
+// (Hagele et al. 2024: one long run gives the budget curve at its cooldown points).
 // A NaN/inf loss or gradient stops the run naming the step (and the tensor); the last good
 // checkpoint stays. SIGINT saves a checkpoint, then exits.
 #pragma once
@@ -43,7 +49,9 @@ struct TrainOptions {
   int64_t steps = 2000;
   int64_t batch = 16;
   AdamWConfig adam;
-  double min_lr_ratio = 0.1;  // cosine decays to lr * min_lr_ratio
+  Schedule schedule = Schedule::cosine;
+  double min_lr_ratio = 0.1;  // the schedule ends at lr * min_lr_ratio
+  double decay_share = 0.2;   // wsd: the last round(decay_share * steps) steps decay
   int64_t warmup = -1;        // -1: min(100, steps / 10)
   int64_t eval_every = -1;    // -1: max(1, steps / 10)
   int64_t eval_batches = 8;
@@ -52,7 +60,10 @@ struct TrainOptions {
   bool resume = false;
   bool force = false;
   int64_t stop_after = 0;           // >0: pause after this step (checkpoint, exit) — for tests
-  std::vector<int64_t> keep_steps;  // after each of these steps: model_step<N>.safetensors
+  std::vector<int64_t> keep_steps;  // after each of these steps: model_ and state_step<N>
+  // A cooldown branch: the kept state (state_step<N>.safetensors of another run) this run starts
+  // from; the log's rows up to N come with it. Needs schedule wsd and N <= the decay start.
+  std::string branch_from;
   Objective objective = Objective::lm;
   double mask_frac = 0.15;  // mlm: share of input tokens replaced by the mask token
   bool quiet = false;       // no progress output
@@ -75,6 +86,9 @@ void validate(const TrainOptions& o);  // flags out of range: named errors
 // Where the copy of the model after `step` goes (TrainOptions::keep_steps):
 // out/model_step<N>.safetensors.
 std::string kept_model_path(const std::string& out, int64_t step);
+std::string kept_state_path(const std::string& out, int64_t step);  // out/state_step<N>.safetensors
+// The learning-rate schedule of a run (warmup resolved: -1 means min(100, steps / 10)).
+LrSchedule lr_schedule(const TrainOptions& o);
 TrainResult train(const TrainOptions& o);
 
 // The token windows of a split: x[b] = tokens[o_b, o_b+T), y[b] = tokens[o_b+1, o_b+T+1).

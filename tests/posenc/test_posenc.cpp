@@ -1,5 +1,6 @@
 // Positional encodings: properties and errors (docs/model.md). Their gradient checks are in
 // gradcheck_posenc.cpp.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 
@@ -104,6 +105,31 @@ TEST_CASE("ALiBi slopes follow the paper", "[posenc]") {
   REQUIRE(alibi_slopes(4) == std::vector<double>{0.25, 1.0 / 16, 1.0 / 64, 1.0 / 256});
 }
 
+TEST_CASE("yarn: the deployed ramp (linear in the pair index) is not the paper's (linear in r_i)",
+          "[posenc]") {
+  int64_t D = 32, T0 = 256;
+  double theta = 10000;
+  std::vector<double> deployed = yarn_keep(D, theta, T0), paper = yarn_keep_paper(D, theta, T0);
+  REQUIRE(deployed.size() == 16);
+  for (int64_t i = 0; i < 16; ++i) {
+    CHECK(deployed[i] == Approx(i <= 7 ? 1 - i / 7.0 : 0).margin(1e-15));
+    // the paper's: r_i = 256 theta^(-2i/32) / (2 pi), keep = clamp((r_i - 1) / 31, 0, 1)
+    double r = T0 * std::pow(theta, -2.0 * i / D) / (2 * M_PI);
+    CHECK(paper[i] == Approx(std::clamp((r - 1) / 31, 0.0, 1.0)).margin(1e-15));
+  }
+  // the same at the ends, different between: pair 2 keeps .71 deployed, .38 in the paper
+  CHECK(deployed[0] == 1);
+  CHECK(paper[0] == 1);
+  CHECK(deployed[15] == 0);
+  CHECK(paper[15] == 0);
+  CHECK(deployed[2] == Approx(5.0 / 7));
+  CHECK(paper[2] == Approx(0.38).margin(0.005));
+  CHECK(deployed[2] - paper[2] > 0.3);
+  // where both ends round to the same pair, the reference code adds 0.001 to high
+  std::vector<double> k = yarn_keep(4, 10000, 8);
+  for (double v : k) CHECK((v >= 0 && v <= 1));
+}
+
 TEST_CASE("every scaling at s = 1 equals plain RoPE", "[posenc]") {
   int64_t D = 16, T0 = 64;
   auto plain = rope_base_frequencies(D, 10000);
@@ -126,10 +152,11 @@ TEST_CASE("ntk and yarn frequencies equal their closed forms", "[posenc]") {
   REQUIRE(ntk.freq[D / 2 - 1] == Approx(std::pow(theta, -(D - 2.0) / D) / s).epsilon(1e-12));
   RopeFrequencies y = rope_frequencies(D, theta, {ScalingKind::yarn, s, T0}, 1024);
   REQUIRE(y.mscale == Approx(0.1 * std::log(4.0) + 1));
+  // Worked by hand: d(n) = 32 ln(256 / (2 pi n)) / (2 ln 1e4); d(32) = 0.42 -> low 0,
+  // d(1) = 6.44 -> high 7; so keep_i = 1 - i/7 for i <= 7, then 0.
   for (int64_t i = 0; i < D / 2; ++i) {
-    double f = std::pow(theta, -2.0 * i / D), r = T0 * f / (2 * M_PI);
-    double gamma = r < 1 ? 0 : r > 32 ? 1 : (r - 1) / 31;
-    REQUIRE(y.freq[i] == Approx((1 - gamma) * f / s + gamma * f).epsilon(1e-13));
+    double f = std::pow(theta, -2.0 * i / D), keep = i <= 7 ? 1 - i / 7.0 : 0;
+    REQUIRE(y.freq[i] == Approx(keep * f + (1 - keep) * f / s).epsilon(1e-13));
   }
   REQUIRE(y.freq[0] == Approx(1.0));  // fast dims untouched
   REQUIRE(y.freq[D / 2 - 1] ==

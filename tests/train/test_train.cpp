@@ -92,6 +92,92 @@ TEST_CASE("keep_steps keeps the model of a step; a resume past it stays exact", 
   REQUIRE_THROWS_WITH(train(straight), Contains("keep_steps: expected steps in 1..--steps 20"));
 }
 
+TEST_CASE("wsd: every step's learning rate is the formula's", "[train]") {
+  LrSchedule c{Schedule::wsd, 10, 100, 1e-2, 1e-3, 0.2};
+  REQUIRE(c.decay_start() == 80);
+  for (int64_t s = 0; s < 100; ++s) {
+    double want = s < 10 ? 1e-2 * (s + 1) / 10 : s < 80 ? 1e-2 : 1e-2 - 9e-3 * (s - 79) / 20.0;
+    CHECK(lr_at(c, s) == Approx(want).epsilon(1e-14));
+  }
+  CHECK(lr_at(c, 99) == Approx(1e-3).epsilon(1e-14));  // ends at min_lr
+  // the constant phase does not depend on the total: a longer run's first 80 steps are the same
+  LrSchedule longer = c;
+  longer.total = 400;
+  for (int64_t s = 0; s < 80; ++s) CHECK(lr_at(longer, s) == lr_at(c, s));
+  // cosine as before: max at the end of the warmup, min at the end
+  LrSchedule cosine{Schedule::cosine, 10, 100, 1e-2, 1e-3, 0.2};
+  CHECK(lr_at(cosine, 10) == Approx(1e-2));
+  CHECK(lr_at(cosine, 55) == Approx(1e-3 + 9e-3 * 0.5 * (1 + std::cos(M_PI * 0.5))));
+  REQUIRE_THROWS_WITH(parse_schedule("linear"), Contains("cosine|wsd"));
+}
+
+TEST_CASE("wsd in the trainer: the log's learning rates are lr_at's", "[train]") {
+  test::TempDir a;
+  TrainOptions o = tiny_run(a, PeKind::rope);
+  o.schedule = Schedule::wsd;
+  o.eval_every = 1;
+  train(o);
+  const LrSchedule c = lr_schedule(o);
+  REQUIRE(c.warmup == 2);  // min(100, 20 / 10)
+  std::vector<LogRow> log = read_log(a.file("run/log.csv"));
+  REQUIRE(log.size() == 20);
+  for (const LogRow& r : log) CHECK(r.lr == Approx(lr_at(c, r.step - 1)).epsilon(1e-5));
+  CHECK(log[15].lr == Approx(o.adam.lr));                     // step 16: the constant phase
+  CHECK(log[19].lr == Approx(o.adam.lr * 0.1).epsilon(1e-5));  // the last step: min
+}
+
+TEST_CASE("a cooldown branch equals a run trained straight to its budget, byte for byte",
+          "[train]") {
+  for (PeKind pe : {PeKind::learned, PeKind::rope}) {
+    // the long run (40 steps) keeps its state at 8, where a 10-step run starts decaying
+    test::TempDir a, b;
+    TrainOptions longer = tiny_run(a, pe);
+    longer.schedule = Schedule::wsd;
+    longer.warmup = 4;
+    longer.steps = 40;
+    longer.keep_steps = {8};
+    train(longer);
+    TrainOptions straight = tiny_run(b, pe);
+    straight.schedule = Schedule::wsd;
+    straight.warmup = 4;
+    straight.steps = 10;
+    REQUIRE(lr_schedule(straight).decay_start() == 8);
+    train(straight);
+    TrainOptions branch = straight;
+    branch.out = b.file("branch");
+    branch.branch_from = kept_state_path(a.file("run"), 8);
+    train(branch);
+    CHECK(read_file(b.file("run/model.safetensors")) ==
+          read_file(b.file("branch/model.safetensors")));
+    CHECK(read_file(b.file("run/state.safetensors")) ==
+          read_file(b.file("branch/state.safetensors")));
+    // its log starts with the long run's rows up to step 8
+    std::vector<LogRow> log = read_log(b.file("branch/log.csv"));
+    REQUIRE(log.size() == 2);
+    CHECK(log[0].step == 5);
+    CHECK(log[0].val_loss == read_log(a.file("run/log.csv"))[0].val_loss);
+    CHECK(log[1].step == 10);
+  }
+}
+
+TEST_CASE("a cooldown branch refuses what would not equal a straight run", "[train]") {
+  test::TempDir a;
+  TrainOptions longer = tiny_run(a, PeKind::rope);
+  longer.schedule = Schedule::wsd;
+  longer.warmup = 4;
+  longer.steps = 40;
+  longer.keep_steps = {12};
+  train(longer);
+  TrainOptions branch = longer;
+  branch.out = a.file("branch");
+  branch.keep_steps.clear();
+  branch.steps = 10;  // decays from 8: step 12 is past it
+  branch.branch_from = kept_state_path(a.file("run"), 12);
+  REQUIRE_THROWS_WITH(train(branch), Contains("past this run's decay start 8"));
+  branch.schedule = Schedule::cosine;
+  REQUIRE_THROWS_WITH(train(branch), Contains("needs --schedule wsd"));
+}
+
 // A kill between the state write and the weights write leaves model.safetensors one
 // checkpoint behind state.safetensors (found by tests/train/test_killed.cpp under load).
 TEST_CASE("a model file behind the state is rewritten on resume, also after the last step",

@@ -71,11 +71,12 @@ double probe_tokens(const StudyConfig& c, const RunSpec& r) {
 
 double planned_tokens(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
   const int64_t T0 = r.train.model.block_size;
-  double tokens = static_cast<double>(r.train.steps * r.train.batch * T0) * 3 *
+  const int64_t steps = r.train.steps - r.start_step;  // a branch trains from its start
+  double tokens = static_cast<double>(steps * r.train.batch * T0) * 3 *
                   forward_cost(c, r, T0);  // = steps x batch x T0 for the main network
   // the trainer's val loss every eval_every steps and at the last: eval_batches batches
   const int64_t every = std::max<int64_t>(1, r.train.eval_every);
-  const int64_t val_evals = (r.train.steps + every - 1) / every;
+  const int64_t val_evals = (steps + every - 1) / every;
   tokens += static_cast<double>(val_evals * r.train.eval_batches * r.train.batch * T0) *
             forward_cost(c, r, T0);
   bool evaluated = false;
@@ -92,6 +93,13 @@ double planned_tokens(const StudyConfig& c, const StudyPlan& p, const RunSpec& r
   }
   if (!r.train.keep_steps.empty()) tokens += eval_tokens(c, r, T0) * forward_cost(c, r, T0);
   return tokens + probe_tokens(c, r);
+}
+
+double job_tokens(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
+  double tokens = run_done(c, p, r) ? 0 : planned_tokens(c, p, r);
+  for (const RunSpec* child : children(p, r))
+    if (!run_done(c, p, *child)) tokens += planned_tokens(c, p, *child);
+  return tokens;
 }
 
 Throughput study_throughput(const StudyConfig& c, const StudyPlan& p, double measured, int jobs) {
@@ -116,7 +124,7 @@ Throughput study_throughput(const StudyConfig& c, const StudyPlan& p, double mea
 std::string eta_text(const StudyConfig& c, const StudyPlan& p,
                      const std::vector<const RunSpec*>& pending, const Throughput& t) {
   double left = 0, all = 0;
-  for (const RunSpec* r : pending) left += planned_tokens(c, p, *r);
+  for (const RunSpec* r : pending) left += job_tokens(c, p, *r);
   for (const RunSpec& r : p.runs) all += planned_tokens(c, p, r);
   char b[512];
   std::snprintf(b, sizeof b,

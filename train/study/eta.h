@@ -26,6 +26,8 @@ namespace poslab {
 // A run's planned work in training tokens (above); val sizes from the prepared corpora (an
 // assumed 500,000 tokens for one not yet prepared).
 double planned_tokens(const StudyConfig& c, const StudyPlan& p, const RunSpec& r);
+// A job's (runner.h: make_job): its run's and its children's, of those not done.
+double job_tokens(const StudyConfig& c, const StudyPlan& p, const RunSpec& r);
 
 // Training tokens per second of the whole machine, and where the number came from.
 struct Throughput {

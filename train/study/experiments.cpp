@@ -16,6 +16,7 @@
 #include "train/args.h"
 #include "train/commands.h"
 #include "train/progress.h"
+#include "train/study/archive.h"
 #include "train/study/collect.h"
 #include "train/study/eta.h"
 #include "train/study/report.h"
@@ -36,7 +37,7 @@ std::vector<FlagSpec> experiment_flags() {
       {"quick", "the same pipeline, small: 1-3 minutes (= --scale quick)", true},
       {"tiny", "the same pipeline at toy size: seconds, to test it (= --scale tiny)", true},
       {"steps",
-       "N  training steps of each main and ablation run; kjv and masked-LM runs get half (default: "
+       "N  training steps B of each main run; branches and ablations take B/4 or B/2 (default: "
        "of the scale)"},
       {"seeds", "N  seeds per scheme of the main runs (default: 3 full, 5 large, 2 quick)"},
       {"force", "redo every run and evaluation", true},
@@ -45,7 +46,7 @@ std::vector<FlagSpec> experiment_flags() {
        "on GPU k % G (default 0: not pinned)"},
       {"time-limit",
        "MIN  make only the runs whose expected time fits MIN minutes since the start, in the "
-       "plan's order (default: 110 full; 0: no limit, the other scales' default)"},
+       "plan's order; the next invocation continues (default 0: no limit)"},
       {"device", "cpu|cuda (default cpu)"},
       {"jobs",
        "N  runs made at once, each in its own process with cores/N threads (default: measured, "
@@ -144,7 +145,7 @@ std::vector<const RunSpec*> fitting_runs(const StudyConfig& c, const StudyPlan& 
   std::vector<const RunSpec*> kept;
   double need = 0;
   for (const RunSpec* r : runs) {
-    need += planned_tokens(c, p, *r) / tokens_per_s;
+    need += job_tokens(c, p, *r) / tokens_per_s;
     if (need > seconds_left) break;
     kept.push_back(r);
   }
@@ -199,11 +200,12 @@ int cmd_experiments(int argc, char** argv) {
       c.size != StudySize::tiny && !a.has("plan") && !a.has("job") && !a.boolean("report", false);
   c.lr_by_pe = tunes ? tune_study(c) : read_tuning(c);
   const StudyPlan p = study_plan(c);
+  import_archived_runs(c, p);
   if (a.has("job")) {
     StudyConfig keep = c;  // a job prepares only missing corpora: --force redoes the run, and
     keep.force = false;    // other jobs may be reading the corpora right now
     prepare_study_data(keep, p);
-    make_run(c, p, p.run(a.str("job", "")));
+    make_job(c, p, p.run(a.str("job", "")));
     return 0;
   }
   if (!a.boolean("report", false)) prepare_study_data(c, p);

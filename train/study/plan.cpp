@@ -9,9 +9,10 @@
 namespace poslab {
 namespace {
 
-// The options every run of the study shares: the network, the token budget, each scheme in its
-// canonical form (canonical_embedding) with its own tuned learning rate; `corpus` is a folder
-// under <out>/data.
+// The options every run of the study shares: the network, the token budget B, each scheme in
+// its canonical form (canonical_embedding) with its own tuned learning rate, the
+// warmup-stable-decay schedule with the main runs' warmup (so a branch or an ablation at B/4
+// has the learning rates of the main run's first steps); `corpus` is a folder under <out>/data.
 TrainOptions base_options(const StudyConfig& c, const std::string& corpus, const std::string& pe,
                           uint64_t seed) {
   TrainOptions o;
@@ -27,13 +28,16 @@ TrainOptions base_options(const StudyConfig& c, const std::string& corpus, const
   o.steps = c.steps;
   o.batch = c.batch;
   o.adam.lr = c.lr_for(pe);
+  o.schedule = Schedule::wsd;
+  o.decay_share = c.decay_share;
+  o.warmup = std::min<int64_t>(100, c.steps / 10);
   o.seed = seed;
   o.eval_every = std::max<int64_t>(1, c.steps / 10);
   o.eval_batches = 4;
   return o;
 }
 
-// The same options with another step count (kjv, masked LM: a smaller share of the budget).
+// The same options with another step count (a branch, an ablation at B/4, a tuning run).
 TrainOptions with_steps(TrainOptions o, int64_t steps) {
   o.steps = steps;
   o.eval_every = std::max<int64_t>(1, steps / 10);
@@ -52,45 +56,65 @@ RunSpec run_spec(const StudyConfig& c, const std::string& name, const std::strin
 
 // A next-token run evaluated at every length (scaling none); the model at 80% of the steps is
 // kept, for last20_gain.
-void add_lm_run(const StudyConfig& c, StudyPlan& p, const std::string& name,
-                const std::string& corpus, const TrainOptions& o) {
-  p.runs.push_back(run_spec(c, name, corpus, o));
+void add_lm_run(const StudyConfig& c, StudyPlan& p, const std::string& name, const TrainOptions& o) {
+  p.runs.push_back(run_spec(c, name, StudyConfig::kStudyCorpus, o));
   if (last20_step(o.steps) > 0) p.runs.back().train.keep_steps = {last20_step(o.steps)};
   p.evals.push_back({name, pe_name(o.model.pe.kind), o.seed, ScalingKind::none});
 }
 
-// 1-2, 4-6. Every scheme at T0 on fortunes with every seed at budget B, each evaluated at
-// every length and probed (probes.h); then the budget curve: seed 1 at B/4 and B/2, each its
-// own run with its own schedule, evaluated at T0.
+// The step count of B / divisor, and the step where its decay starts: a branch starts there.
+int64_t budget_steps(const StudyConfig& c, int64_t divisor) {
+  return std::max<int64_t>(1, c.steps / divisor);
+}
+int64_t branch_step(const StudyConfig& c, int64_t divisor) {
+  TrainOptions o = with_steps(base_options(c, StudyConfig::kStudyCorpus, "rope", 1),
+                              budget_steps(c, divisor));
+  return lr_schedule(o).decay_start();
+}
+
+// 1-5. Every scheme at T0 with every seed at budget B, each evaluated at every length and
+// probed (probes.h). Each keeps its state where its branches start (0.8 B/4, 0.8 B/2); the
+// branches follow in the same job: B/4 evaluated at every length, B/2 at T0.
 void main_runs(const StudyConfig& c, StudyPlan& p) {
-  for (const std::string& pe : p.pes)
-    for (uint64_t seed : first_seeds(c.main_seeds)) {
-      add_lm_run(c, p, main_run_name(pe, seed), "fortunes", base_options(c, "fortunes", pe, seed));
+  for (uint64_t seed : first_seeds(c.main_seeds))
+    for (const std::string& pe : p.pes) {
+      const std::string main = main_run_name(pe, seed);
+      add_lm_run(c, p, main, base_options(c, StudyConfig::kStudyCorpus, pe, seed));
       p.runs.back().probes = true;
-    }
-  for (const std::string& pe : p.pes)
-    for (int64_t divisor : c.budget_divisors) {
-      const int64_t steps = std::max<int64_t>(1, c.steps / divisor);
-      add_lm_run(c, p, budget_run_name(pe, divisor, 1), "fortunes",
-                 with_steps(base_options(c, "fortunes", pe, 1), steps));
-      p.runs.back().t0_only = true;
+      for (int64_t divisor : c.budget_divisors) {
+        const int64_t at = branch_step(c, divisor);
+        if (at > 0) p.runs.back().train.keep_steps.push_back(at);
+      }
+      std::sort(p.runs.back().train.keep_steps.begin(), p.runs.back().train.keep_steps.end());
+      for (int64_t divisor : c.budget_divisors) {
+        const int64_t at = branch_step(c, divisor);
+        TrainOptions o = with_steps(base_options(c, StudyConfig::kStudyCorpus, pe, seed),
+                                    budget_steps(c, divisor));
+        if (at > 0) o.branch_from = kept_state_path(c.run_dir(main), at);
+        const std::string name = budget_run_name(pe, divisor, seed);
+        p.runs.push_back(run_spec(c, name, StudyConfig::kStudyCorpus, o));
+        p.runs.back().after = main;
+        p.runs.back().start_step = at;
+        p.runs.back().t0_only = divisor != c.ablation_divisor;
+        p.evals.push_back({name, pe, seed, ScalingKind::none});
+      }
     }
 }
 
-// 3. RoPE scaling, zero-shot, on every main RoPE model.
+// 4. RoPE scaling, zero-shot, on every main RoPE model.
 void scaling_evals(const StudyConfig& c, StudyPlan& p) {
   for (uint64_t seed : first_seeds(c.main_seeds))
     for (ScalingKind sk : rope_scaling_kinds())
       p.evals.push_back({main_run_name("rope", seed), "rope", seed, sk});
 }
 
-// 6. Position interpolation as Chen et al. 2023 use it: a RoPE main run fine-tuned at
+// 4. Position interpolation as Chen et al. 2023 use it: a RoPE main run fine-tuned at
 // finetune_factor T0 with linear scaling by that factor (positions p / s during the fine-tune
 // and at evaluation), for finetune_share of B's tokens; evaluated at every length with s fixed.
 void finetune_runs(const StudyConfig& c, StudyPlan& p) {
   const int64_t s = c.finetune_factor;
   for (uint64_t seed : first_seeds(std::min(c.finetune_seeds, c.main_seeds))) {
-    TrainOptions o = base_options(c, "fortunes", "rope", seed);
+    TrainOptions o = base_options(c, StudyConfig::kStudyCorpus, "rope", seed);
     o.model.block_size = s * c.ctx;
     o.batch = std::max<int64_t>(1, c.batch / s);  // the same tokens per step
     const double tokens = c.finetune_share * static_cast<double>(c.steps * c.batch * c.ctx);
@@ -100,50 +124,44 @@ void finetune_runs(const StudyConfig& c, StudyPlan& p) {
     o.init_from = c.run_dir(main_run_name("rope", seed)) + "/model.safetensors";
     o.rope_scaling = {ScalingKind::linear, static_cast<double>(s), c.ctx};
     const std::string name = finetune_run_name(s, seed);
-    p.runs.push_back(run_spec(c, name, "fortunes", o));
+    p.runs.push_back(run_spec(c, name, StudyConfig::kStudyCorpus, o));
     p.runs.back().after = main_run_name("rope", seed);
     p.evals.push_back({name, "rope", seed, ScalingKind::linear, static_cast<double>(s)});
   }
 }
 
-// 6. The long-range corpus: the same schemes on the King James Bible.
-void kjv_runs(const StudyConfig& c, StudyPlan& p) {
-  for (const std::string& pe : p.pes)
-    for (uint64_t seed : first_seeds(c.kjv_seeds))
-      add_lm_run(c, p, kjv_run_name(pe, seed), "kjv",
-                 with_steps(base_options(c, "kjv", pe, seed), c.kjv_steps()));
-}
-
-// 7. Ablations: RoPE's base theta; each scheme of swapped_embedding_pes under the other
-// embedding convention (so each rank can be read under both); T5 with max_distance = T0.
+// 6. The seed text's break experiments and the ablations, each at B / ablation_divisor with the
+// main runs' schedule (read against their branch at that budget): no mask and no PE, a masked
+// LM, NoPE against RoPE (break 2); RoPE's base theta (break 3); each scheme of
+// swapped_embedding_pes under the other embedding convention (so each rank can be read under
+// both); T5 with max_distance = T0.
 void ablation_runs(const StudyConfig& c, StudyPlan& p) {
+  const int64_t steps = budget_steps(c, c.ablation_divisor);
+  auto options = [&](const std::string& pe, uint64_t seed) {
+    return with_steps(base_options(c, StudyConfig::kStudyCorpus, pe, seed), steps);
+  };
   for (uint64_t seed : first_seeds(c.ablation_seeds)) {
-    for (double theta : ablation_thetas()) {
-      TrainOptions o = base_options(c, "fortunes", "rope", seed);
-      o.model.pe.theta = theta;
-      add_lm_run(c, p, theta_run_name(theta, seed), "fortunes", o);
-    }
-    for (const std::string& pe : swapped_embedding_pes()) {
-      TrainOptions o = base_options(c, "fortunes", pe, seed);
-      o.model.embedding = swapped_embedding(o.model.pe.kind);
-      add_lm_run(c, p, swapped_run_name(pe, seed), "fortunes", o);
-    }
-    TrainOptions t5 = base_options(c, "fortunes", "t5", seed);
-    t5.model.pe.t5_max_distance = c.ctx;
-    add_lm_run(c, p, t5_distance_run_name(c.ctx, seed), "fortunes", t5);
-  }
-}
-
-// 4. No causal mask: a masked LM, NoPE against RoPE.
-void masked_lm_runs(const StudyConfig& c, StudyPlan& p) {
-  for (const std::string& pe : mlm_pes())
-    for (uint64_t seed : first_seeds(c.mlm_seeds)) {
-      TrainOptions o = with_steps(base_options(c, "fortunes", pe, seed), c.mlm_steps());
+    for (const std::string& pe : mlm_pes()) {
+      TrainOptions o = options(pe, seed);
       o.model.causal = false;
       o.objective = Objective::mlm;
-      p.runs.push_back(run_spec(c, mlm_run_name(pe, seed), "fortunes", o));
+      p.runs.push_back(run_spec(c, mlm_run_name(pe, seed), StudyConfig::kStudyCorpus, o));
       p.runs.back().mlm_check = true;
     }
+    for (double theta : ablation_thetas()) {
+      TrainOptions o = options("rope", seed);
+      o.model.pe.theta = theta;
+      add_lm_run(c, p, theta_run_name(theta, seed), o);
+    }
+    for (const std::string& pe : swapped_embedding_pes()) {
+      TrainOptions o = options(pe, seed);
+      o.model.embedding = swapped_embedding(o.model.pe.kind);
+      add_lm_run(c, p, swapped_run_name(pe, seed), o);
+    }
+    TrainOptions t5 = options("t5", seed);
+    t5.model.pe.t5_max_distance = c.ctx;
+    add_lm_run(c, p, t5_distance_run_name(c.ctx, seed), t5);
+  }
 }
 
 // 8. The tasks (tasks.h): every main scheme x every task x every task seed, a small model
@@ -241,6 +259,8 @@ void task_runs(const StudyConfig& c, StudyPlan& p) {
   for (uint64_t seed : first_seeds(c.task_seeds))  // seed by seed: a cut leaves whole seeds
     for (const TaskSpec& t : p.tasks)
       for (const std::string& pe : p.pes) {
+        // unscramble (the seed text's own test of order) every task seed, the others fewer
+        if (t.name != "unscramble" && static_cast<int64_t>(seed) > c.task_seeds_other) continue;
         TrainOptions o = base_options(c, "task_" + t.name, pe, seed);
         o.objective = Objective::answer;
         o.model.n_embd = z.d, o.model.n_layer = z.layers, o.model.n_head = z.heads;
@@ -252,6 +272,7 @@ void task_runs(const StudyConfig& c, StudyPlan& p) {
           longest = std::max(longest, test_example_length(t.name, len));
         o.model.pe.max_len = o.model.pe.kind == PeKind::learned ? longest : 0;
         o.steps = t.steps, o.batch = z.batch;
+        o.warmup = -1;  // the trainer's default for the task's own steps
         o.adam.lr = t.name == "unscramble" ? z.unscramble_lr : z.lr;
         o.eval_every = std::max<int64_t>(1, o.steps / 10);
         p.runs.push_back(run_spec(c, task_run_name(t.name, pe, seed), "task_" + t.name, o));
@@ -261,9 +282,8 @@ void task_runs(const StudyConfig& c, StudyPlan& p) {
 
 }  // namespace
 
-// In the order of what to keep when the time limit forces a choice (SPEC 7.11): the main runs
-// at B and the budget curve, their evaluations and probes, then the tasks, then kjv and the
-// ablations (the masked LM is one).
+// In the order of what to keep when the time limit forces a choice: the main runs at B with
+// their branches, evaluations and probes, the fine-tune, then the tasks, then the ablations.
 StudyPlan study_plan(const StudyConfig& c) {
   StudyPlan p;
   p.pes = pe_names();
@@ -271,9 +291,7 @@ StudyPlan study_plan(const StudyConfig& c) {
   scaling_evals(c, p);
   finetune_runs(c, p);
   task_runs(c, p);
-  kjv_runs(c, p);
   ablation_runs(c, p);
-  masked_lm_runs(c, p);
   return p;
 }
 
@@ -283,14 +301,14 @@ StudyPlan tuning_plan(const StudyConfig& c) {
   for (const std::string& pe : c.tune_pes)
     for (double lr : c.tune_lrs)
       for (int64_t batch : c.tune_batches) {
-        TrainOptions o = base_options(c, "fortunes", pe, 1);
+        TrainOptions o = base_options(c, StudyConfig::kStudyCorpus, pe, 1);
         o.adam.lr = lr;
         o.batch = batch;
-        o.steps = std::max<int64_t>(1, c.tune_tokens / (batch * c.ctx));
-        o.eval_every = std::max<int64_t>(1, o.steps / 10);
+        const int64_t tokens = budget_steps(c, c.tune_divisor) * c.batch * c.ctx;
+        o = with_steps(o, std::max<int64_t>(1, tokens / (batch * c.ctx)));
         char name[96];
         std::snprintf(name, sizeof name, "tune_%s_lr%g_b%lld", pe.c_str(), lr, (long long)batch);
-        p.runs.push_back(run_spec(c, name, "fortunes", o));
+        p.runs.push_back(run_spec(c, name, StudyConfig::kStudyCorpus, o));
         p.evals.push_back({name, pe, 1, ScalingKind::none});
       }
   return p;
@@ -324,9 +342,6 @@ int64_t last20_step(int64_t steps) {
 
 std::string main_run_name(const std::string& pe, uint64_t seed) {
   return pe + "_s" + std::to_string(seed);
-}
-std::string kjv_run_name(const std::string& pe, uint64_t seed) {
-  return "kjv_" + main_run_name(pe, seed);
 }
 std::string theta_run_name(double theta, uint64_t seed) {
   return main_run_name("rope_theta" + theta_label(theta), seed);

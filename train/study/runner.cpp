@@ -52,6 +52,15 @@ Checkpoint ensure_trained(const StudyConfig& c, const RunSpec& r, bool& trained)
     if (!c.force && fs::exists(dir + "/state.safetensors")) {  // an interrupted run: continue it
       o.force = false;
       o.resume = true;
+      o.branch_from.clear();
+    }
+    // A branch whose start state is not on this machine (its main run was made elsewhere and
+    // only its small files came back, archive.h) trains straight to its budget: the same
+    // model, byte for byte on the same machine (the trainer's test), at 5x the steps.
+    if (!o.branch_from.empty() && !fs::exists(o.branch_from)) {
+      std::fprintf(stderr, "%s: %s is not here; training straight to step %lld instead\n",
+                   r.name.c_str(), o.branch_from.c_str(), (long long)o.steps);
+      o.branch_from.clear();
     }
     auto t0 = std::chrono::steady_clock::now();
     train(o);
@@ -194,6 +203,20 @@ void evaluate_kept(const StudyConfig& c, const RunSpec& r, const std::vector<uin
   write_file_atomic(path, res.json() + "\n");
 }
 
+// Context use inside T0 (a main run): the loss at T0 over the same windows with attention
+// limited to the last StudyConfig::context_window tokens.
+void evaluate_window(const StudyConfig& c, const RunSpec& r, GPT& model,
+                     const std::vector<uint16_t>& val) {
+  const std::string path = window_eval_path(c, r);
+  if (path.empty()) return;
+  const int64_t T0 = r.train.model.block_size, W = eval_windows(c, r, T0);
+  if (!c.force && read_eval(path, W)) return;
+  Interventions iv;
+  iv.attention_window = c.context_window;
+  EvalResult res = evaluate(model, val, T0, W, std::min(c.buckets, T0), "val", nullptr, 0, iv);
+  write_file_atomic(path, res.json() + "\n");
+}
+
 // True when every evaluation of the run, its kept model's and its masked-LM check are there.
 bool evals_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
   if (c.force) return false;
@@ -208,6 +231,9 @@ bool evals_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
   if (!kept.empty() && fs::exists(kept) &&
       !read_last20(last20_eval_path(c, r), eval_windows(c, r, r.train.model.block_size)))
     return false;
+  if (const std::string w = window_eval_path(c, r);
+      !w.empty() && !read_eval(w, eval_windows(c, r, r.train.model.block_size)))
+    return false;
   return !(r.mlm_check && !fs::exists(c.run_dir(r.name) + "/mlm.csv"));
 }
 
@@ -219,6 +245,7 @@ void evaluate_all(const StudyConfig& c, const StudyPlan& p, const RunSpec& r, GP
   std::vector<uint16_t> val = load_tokens(r.train.data + "/val.bin", vocab.size());
   for (const EvalSpec& e : p.evals)
     if (e.run == r.name) evaluate_run(c, r, e, model, val);
+  evaluate_window(c, r, model, val);
   evaluate_kept(c, r, val);
   if (r.mlm_check && !reuse(c, dir + "/mlm.csv"))
     write_rows<MlmRow>(dir + "/mlm.csv",
@@ -253,17 +280,23 @@ void make_probes(const StudyConfig& c, const RunSpec& r, GPT& model) {
   if (made) record_stage(dir, "probe " + r.name, seconds_since(t0), c.force);
 }
 
-// A run that starts from another's model waits for it: the plan lists that run earlier, so
-// whoever runs the plan's lines in order, several at once, has started it already.
-void wait_for(const StudyConfig& c, const RunSpec& first, const RunSpec& r) {
-  const std::string dir = c.run_dir(first.name);
-  if (finished(dir, first.train.steps)) return;
-  std::fprintf(stderr, "%s: waiting for %s to finish (it starts from its model)\n", r.name.c_str(),
-               first.name.c_str());
-  for (int waited = 0; !finished(dir, first.train.steps); waited += 5) {
-    if (waited > 12 * 3600) fail(r.name, ": ", first.name, " did not finish in 12 hours");
-    std::this_thread::sleep_for(std::chrono::seconds(5));
-  }
+// A run that starts from another's model (a fine-tune) needs that model here. The plan makes
+// it in the parent's job, right after the parent; a parent made elsewhere (only its small files
+// came back, archive.h) is trained again here, its measurements kept.
+void ensure_parent_model(const StudyConfig& c, const RunSpec& parent, const RunSpec& r) {
+  if (r.train.init_from.empty() || fs::exists(r.train.init_from)) return;
+  std::fprintf(stderr, "%s: %s is not here; training %s again for it\n", r.name.c_str(),
+               r.train.init_from.c_str(), parent.name.c_str());
+  bool trained = false;
+  StudyConfig keep = c;
+  keep.force = false;
+  ensure_trained(keep, parent, trained);
+}
+
+// done.json: what the run was made with (its training options as a command line would give
+// them), written last; a run is done when it is there and says the same.
+std::string done_path(const StudyConfig& c, const RunSpec& r) {
+  return c.run_dir(r.name) + "/done.json";
 }
 
 // A task corpus made earlier is reused when it is complete (val.mask is written last) and of
@@ -286,6 +319,41 @@ std::string eval_path(const StudyConfig& c, const EvalSpec& e, int64_t L) {
   const std::string s = e.factor > 0 ? "_x" + std::to_string(std::llround(e.factor)) : "";
   return c.run_dir(e.run) + "/eval_" + scaling_name(e.scaling) + s + "_" + std::to_string(L) +
          ".json";
+}
+
+std::string window_eval_path(const StudyConfig& c, const RunSpec& r) {
+  if (!r.probes) return "";
+  return c.run_dir(r.name) + "/eval_window" + std::to_string(c.context_window) + "_" +
+         std::to_string(r.train.model.block_size) + ".json";
+}
+
+std::string run_signature(const RunSpec& r) {
+  const TrainOptions& o = r.train;
+  const GPTConfig& m = o.model;
+  char b[512];
+  std::snprintf(b, sizeof b,
+                "pe=%s seed=%llu steps=%lld batch=%lld ctx=%lld d=%lld layers=%lld heads=%lld "
+                "lr=%.17g schedule=%s decay=%.17g warmup=%lld embedding=%s causal=%d "
+                "objective=%s theta=%.17g max_len=%lld t5_max_distance=%lld",
+                pe_name(m.pe.kind), (unsigned long long)o.seed, (long long)o.steps,
+                (long long)o.batch, (long long)m.block_size, (long long)m.n_embd,
+                (long long)m.n_layer, (long long)m.n_head, o.adam.lr, schedule_name(o.schedule),
+                o.decay_share, (long long)o.warmup, embedding_name(m.embedding), m.causal ? 1 : 0,
+                objective_name(o.objective), m.pe.theta, (long long)m.pe.max_len,
+                (long long)m.pe.t5_max_distance);
+  return b;
+}
+
+bool marked_done(const StudyConfig& c, const RunSpec& r) {
+  const std::string path = done_path(c, r);
+  if (!fs::exists(path)) return false;
+  try {
+    const Json j = json_parse(read_file(path), path);
+    const Json* sig = j.find("signature");
+    return sig && sig->as_string() == run_signature(r);
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 std::string last20_eval_path(const StudyConfig& c, const RunSpec& r) {
@@ -328,6 +396,7 @@ std::optional<EvalResult> read_eval(const std::string& path, int64_t windows) {
     r.loss = j.find("loss")->as_number();
     r.ppl = std::exp(r.loss);
     r.sliding_loss = sliding_of(j);
+    if (const Json* se = j.find("loss_se")) r.loss_se = se->as_number();
     r.len = static_cast<int64_t>(j.find("len")->as_number());
     r.tokens = static_cast<int64_t>(j.find("tokens")->as_number());
     r.windows = static_cast<int64_t>(j.find("windows")->as_number());
@@ -360,7 +429,9 @@ void prepare_study_data(const StudyConfig& c, const StudyPlan& p) {
 }
 
 bool run_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
-  if (c.force || !finished(c.run_dir(r.name), r.train.steps)) return false;
+  if (c.force) return false;
+  if (marked_done(c, r)) return true;
+  if (!finished(c.run_dir(r.name), r.train.steps)) return false;
   for (const std::string& f : probe_files(r))
     if (!fs::exists(c.run_dir(r.name) + "/" + f)) return false;
   return evals_done(c, p, r) && !(r.task && !fs::exists(c.run_dir(r.name) + "/tasks.csv"));
@@ -374,7 +445,7 @@ std::vector<std::string> probe_files(const RunSpec& r) {
 }
 
 void make_run(const StudyConfig& config, const StudyPlan& p, const RunSpec& r) {
-  if (!r.after.empty()) wait_for(config, p.run(r.after), r);
+  if (!r.after.empty()) ensure_parent_model(config, p.run(r.after), r);
   bool trained = false;
   Checkpoint ck = ensure_trained(config, r, trained);
   StudyConfig c = config;
@@ -387,6 +458,21 @@ void make_run(const StudyConfig& config, const StudyPlan& p, const RunSpec& r) {
     write_rows(dir + "/tasks.csv", task_scores(r, *ck.model));
     record_stage(dir, "tasks " + r.name, seconds_since(t0), c.force);
   }
+  write_file_atomic(done_path(c, r), "{\"run\":" + json_quote(r.name) + ",\"signature\":" +
+                                         json_quote(run_signature(r)) + "}\n");
+}
+
+std::vector<const RunSpec*> children(const StudyPlan& p, const RunSpec& r) {
+  std::vector<const RunSpec*> out;
+  for (const RunSpec& x : p.runs)
+    if (x.after == r.name) out.push_back(&x);
+  return out;
+}
+
+void make_job(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
+  if (!run_done(c, p, r)) make_run(c, p, r);
+  for (const RunSpec* child : children(p, r))
+    if (!run_done(c, p, *child)) make_run(c, p, *child);
 }
 
 }  // namespace poslab

@@ -7,6 +7,10 @@
 //   model_step<N>.safetensors    next-token runs: the model at 80% of the steps
 //   eval_<scaling>_<L>.json      each evaluation of StudyPlan::evals (EvalResult::json)
 //   eval_step<N>_<T0>.json       that kept model at T0 over the same val windows (last20_gain)
+//   eval_window32_<T0>.json      main runs: the loss at T0 with attention limited to the last
+//                                32 tokens (context use inside T0)
+//   state_step<N>.safetensors    main runs: the state where each cooldown branch starts
+//   done.json                    written last: the run's training options (run_signature)
 //   sliding.bin, sliding.json    the sliding-window loss of the val targets evaluated
 //                                (sliding_cache.h)
 //   mlm.csv                      masked-LM runs: loss on fixed masks, shuffle check (tables.h)
@@ -24,12 +28,22 @@
 
 namespace poslab {
 
-// The corpora the plan trains on (fortunes, kjv, the task corpora), unless already prepared;
+// The corpora the plan trains on (pystdlib, the task corpora), unless already prepared;
 // each preparation records its time ("prepare <corpus>") in the corpus's timing.csv.
 void prepare_study_data(const StudyConfig& c, const StudyPlan& p);
 
-// Trains the run (resuming an interrupted one) and makes its evaluations and scores.
+// Trains the run (resuming an interrupted one), makes its evaluations and scores, and writes
+// done.json last.
 void make_run(const StudyConfig& c, const StudyPlan& p, const RunSpec& r);
+// One job of the study: run r unless done, then each run that starts from it (its cooldown
+// branches, the fine-tune) unless done. The runs that start from another are never jobs of
+// their own while that one is pending (schedule.h: pending_jobs).
+void make_job(const StudyConfig& c, const StudyPlan& p, const RunSpec& r);
+// The runs whose `after` is r, in the plan's order.
+std::vector<const RunSpec*> children(const StudyPlan& p, const RunSpec& r);
+// The training options a run is made with, as one line (done.json holds it: a run made with
+// other options is not done).
+std::string run_signature(const RunSpec& r);
 // True when make_run would have nothing to do.
 bool run_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r);
 // The files a main run's probes write in its folder (probes.h): attribution.csv, copy.csv and,
@@ -47,6 +61,9 @@ bool evaluates_at(const RunSpec& r, int64_t L);
 int64_t sliding_targets(const StudyConfig& c, const RunSpec& r);
 // A cached evaluation; nullopt when it is missing, unreadable or made with other windows.
 std::optional<EvalResult> read_eval(const std::string& path, int64_t windows);
+
+// A main run's loss at T0 with a context_window-token attention window; empty for other runs.
+std::string window_eval_path(const StudyConfig& c, const RunSpec& r);
 
 // last20_gain: the model kept at last20_step evaluated at T0 (scaling none), cached here.
 // Empty for a run that keeps no model (masked LM, tasks).

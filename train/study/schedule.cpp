@@ -109,8 +109,15 @@ double probe_throughput(const StudyConfig& c, const RunSpec& r, int n, int threa
 
 std::vector<const RunSpec*> pending_runs(const StudyConfig& c, const StudyPlan& p) {
   std::vector<const RunSpec*> out;
-  for (const RunSpec& r : p.runs)
-    if (!run_done(c, p, r)) out.push_back(&r);
+  for (const RunSpec& r : p.runs) {
+    bool pending = !run_done(c, p, r);
+    if (!r.after.empty()) {  // made in its parent's job while the parent is pending
+      if (pending && run_done(c, p, p.run(r.after))) out.push_back(&r);
+      continue;
+    }
+    for (const RunSpec* child : children(p, r)) pending = pending || !run_done(c, p, *child);
+    if (pending) out.push_back(&r);
+  }
   return out;
 }
 
@@ -153,15 +160,16 @@ JobChoice measure_jobs(const StudyConfig& c, const RunSpec& probe, int cores) {
 void run_in_process(const StudyConfig& c, const StudyPlan& p,
                     const std::vector<const RunSpec*>& runs) {
   double total = 0, done = 0;  // planned tokens (eta.h)
-  for (const RunSpec* r : runs) total += planned_tokens(c, p, *r);
+  for (const RunSpec* r : runs) total += job_tokens(c, p, *r);
   auto t0 = std::chrono::steady_clock::now();
   for (size_t i = 0; i < runs.size(); ++i) {
     double el = seconds_since(t0);
     std::string eta = done > 0 ? format_duration(el / done * (total - done)) : "?";
     std::fprintf(stderr, "[%zu/%zu] %s  (elapsed %s, ETA %s)\n", i + 1, runs.size(),
                  runs[i]->name.c_str(), format_duration(el).c_str(), eta.c_str());
-    make_run(c, p, *runs[i]);
-    done += planned_tokens(c, p, *runs[i]);
+    const double tokens = job_tokens(c, p, *runs[i]);
+    make_job(c, p, *runs[i]);
+    done += tokens;
   }
 }
 

@@ -15,7 +15,9 @@
 
 namespace poslab {
 
-// The runs that are not done yet (all of them with --force), in the plan's order.
+// The jobs that are not done yet (all of them with --force), in the plan's order: each run
+// that starts from no other and is pending or has a pending child (runner.h: make_job), and
+// each pending run whose parent is done.
 std::vector<const RunSpec*> pending_runs(const StudyConfig& c, const StudyPlan& p);
 
 // The command line that makes one run: this program, "experiments", the study's settings,

@@ -1,26 +1,37 @@
 // study.h — the study of `make experiments` as data: a list of run specifications built by
 // small functions (one per part of the study), and the evaluations to make on them.
 //
-// Same corpus, network, data order, token budget and seeds; only the positional scheme
-// changes, each in its canonical form (learned with the gpt2 embedding, the others scaled)
-// at its own tuned learning rate (tune.h). The parts (plan.cpp):
-//   main_runs        none learned sinusoidal rope alibi t5 at T0 on fortunes, every seed, at
-//                    the budget B, each evaluated at every length (every val window, loss per
-//                    position bucket, the sliding-window loss on the same targets) and probed
-//                    (probes.h: attribution, copy at a distance, RoPE pairs); seed 1 also at
-//                    B/4 and B/2, evaluated at T0 (the budget curve)
+// Study v4: the corpus is source code (pystdlib, the Python standard library's top-level
+// modules), where reading further pays: an identifier or a call recurs within the previous
+// 256 characters a fifth of the time. Same corpus, network, data order, token budget and seeds;
+// only the positional scheme changes, each in its canonical form (learned with the gpt2
+// embedding, the others scaled) at its own tuned learning rate (tune.h). Every run trains with
+// the warmup-stable-decay schedule (optimizer.h). The parts (plan.cpp):
+//   main_runs        none learned sinusoidal rope alibi t5 at T0, every seed, at the budget B,
+//                    each evaluated at every length (every val window, loss per position
+//                    bucket, the sliding-window loss on the same targets, the loss with a
+//                    32-token attention window at T0) and probed (probes.h: attribution, copy
+//                    at a distance, RoPE pairs)
+//   branch_runs      the budget curve from the same runs: each main run's constant-phase state
+//                    at 0.8 B/4 and 0.8 B/2 decayed over 0.2 B/4 and 0.2 B/2 steps (cooldown
+//                    branches, Hagele et al. 2024): B/4 evaluated at every length (the
+//                    ablations are read against it), B/2 at T0
 //   scaling_evals    RoPE scaling zero-shot on every main RoPE model: linear, ntk, dynamic,
 //                    yarn at each length
-//   kjv_runs         the same schemes on the King James Bible (long-range structure)
-//   ablation_runs    rope theta 10 and 1e6; none, learned, sinusoidal and rope under the other
-//                    embedding convention; t5 with max_distance = T0
 //   finetune_runs    position interpolation after a short fine-tune at 4 T0 (Chen et al.)
-//   masked_lm_runs   no causal mask: a masked LM, NoPE against RoPE, with a shuffle check of
-//                    NoPE's permutation equivariance
 //   task_runs        unscramble, reverse and passkey, accuracy per scheme (tasks.h)
+//   ablation_runs    the seed text's break experiments and the ablations, at B/4: no mask and
+//                    no PE (a masked LM, NoPE against RoPE, with a shuffle check of NoPE's
+//                    permutation equivariance); rope theta 10 and 1e6; none, learned,
+//                    sinusoidal and rope under the other embedding convention; t5 with
+//                    max_distance = T0
 // A run lives in <out>/runs/<name>; everything a run produces (model, log, evaluations cached
 // as JSON, probes, masked-LM and task scores as CSV, its stage times) stays in its folder, so
-// runs can be made in any order, in parallel, on other machines (runner.h, schedule.h).
+// runs can be made in any order, in parallel, on other machines (runner.h, schedule.h). A run
+// that starts from another's state or model (a branch, the fine-tune) is made in the same job
+// as that run, right after it. A finished run writes done.json; its small files (not the
+// models) can be kept elsewhere (the committed docs/results/runs) and brought back into a
+// results folder, where they count as done (archive.h).
 // collect_results then writes the study's tables (tables.h), and the report reads them.
 #pragma once
 #include <algorithm>
@@ -51,43 +62,49 @@ struct StudyConfig {
   bool quick = false;  // not the full study (quick, tiny): the report says so
   bool force = false;
   Device device = Device::cpu;
-  // SPEC 7.11: the study takes at most this many minutes of wall time (0: no limit). Runs are
+  // --time-limit: make only the runs whose expected time fits this many minutes (0: no
+  // limit, the default: the study runs to its end, over several invocations if stopped). Runs are
   // made in the plan's order, which is the order of what to keep (main runs at B and their
-  // probes, the fine-tune, the tasks, then kjv, the ablations, the masked LM); the runs whose
+  // probes and branches, the fine-tune, the tasks, then the ablations); the runs whose
   // expected time no longer fits are left for a later invocation (which reuses what is done),
   // and the report lists what is missing.
-  double time_limit_min = 110;
+  double time_limit_min = 0;
   // --gpus G with --jobs N: child run k of the N at once on GPU k % G (CUDA_VISIBLE_DEVICES),
   // so N = G puts one run on each GPU of a machine. 0: the children see every GPU.
   int64_t gpus = 0;
 
-  // ---- The budget of the full study, in one place. Why these values: the study must fit
-  // 110 minutes of 2 cores (SPEC 7.11), and its expected time is printed first (eta.h); B, the
-  // main runs' budget, takes what the other parts leave. The budget curve (B/4, B/2, B) says
-  // whether B is enough; the report shows it, not this comment.
+  // ---- The budget of the full study, in one place. B, the main runs' budget, is 8x v3's: on
+  // source code a model gains from context only after many more tokens than on fortunes (the
+  // budget curve, B/4, B/2, B, shows whether B is enough; the report shows it, not this
+  // comment). The study takes hours on 2 cores and accumulates across invocations.
   // --------------------------------------------------------------------------------
   int64_t d = 128, layers = 4, heads = 4;  // the network
   int64_t ctx = 256;                       // T0, the training length
   int64_t batch = 16;
   double lr = 4e-3;  // every scheme's learning rate when no tuning was made (quick, tiny)
   std::map<std::string, double> lr_by_pe;  // the tuning's choice per scheme (tune.h)
-  int64_t steps = 900;       // B = steps x batch x T0: each main and ablation run (fortunes)
-  double kjv_share = 0.5;    // kjv runs: this share of `steps` (the long-range question needs
-  double mlm_share = 0.5;    // their spread over seeds, less their convergence); masked LM too
-  int64_t task_steps = 800;  // each task run
-  int64_t main_seeds = 3, kjv_seeds = 2, ablation_seeds = 2, mlm_seeds = 2, task_seeds = 3;
-  std::vector<int64_t> budget_divisors{4, 2};  // one seed at B/4 and B/2: the budget curve
+  int64_t steps = 7200;        // B = steps x batch x T0: each main run
+  double decay_share = 0.2;    // wsd: the last 20% of a run's steps decay to 0.1 x peak
+  int64_t task_steps = 800;    // each task run
+  int64_t main_seeds = 3, ablation_seeds = 2, task_seeds = 3, task_seeds_other = 2;
+  // The budget curve: each main run branched at these divisors of B (cooldown branches); the
+  // ablations train at B / ablation_divisor with the same schedule, read against that branch.
+  std::vector<int64_t> budget_divisors{4, 2};
+  int64_t ablation_divisor = 4;
   std::vector<int64_t> lens{256, 512, 1024, 2048, 4096};  // evaluation lengths, T0 first
   int64_t eval_windows = 0;                               // per length; 0: every val window
   int64_t buckets = 64;        // position buckets per evaluation (at 4096: 64 wide, inside T0: 4)
   int64_t attention_len = 32;  // attention.csv: the first attention_len tokens of val
+  // Context use inside T0: the loss at T0 with attention limited to the last context_window
+  // tokens (loss_window32 in extrapolation.csv), against the plain loss.
+  int64_t context_window = 32;
   // The probes of the main runs (probes.h): windows of the longest length the attribution and
   // the RoPE pairs use (the same text for every intervention), copy examples per distance.
   int64_t probe_windows = 16;
   int64_t copy_examples = 200;
-  // Position interpolation after a short fine-tune (SPEC 7.6, Chen et al. 2023): RoPE main
-  // runs of the first finetune_seeds seeds go on at finetune_factor T0 with linear scaling by
-  // that factor, for finetune_share of B's tokens, at finetune_lr_ratio of the learning rate.
+  // Position interpolation after a short fine-tune (Chen et al. 2023): RoPE main runs of the
+  // first finetune_seeds seeds go on at finetune_factor T0 with linear scaling by that factor,
+  // for finetune_share of B's tokens, at finetune_lr_ratio of the learning rate.
   int64_t finetune_seeds = 2, finetune_factor = 4;
   double finetune_share = 0.05, finetune_lr_ratio = 0.1;
   // ------------------------------------------------------------------------------------------
@@ -98,25 +115,28 @@ struct StudyConfig {
     return it == lr_by_pe.end() ? lr : it->second;
   }
 
-  // `--tune`: short runs of each scheme at each learning rate x batch size, `tune_tokens`
-  // training tokens each, scored by the loss at T0 over every val window (tuning.csv); each
-  // scheme gets the learning rate of its lowest loss (SPEC 7.1).
+  // `--tune`: short runs of each scheme at each learning rate x batch size, B / tune_divisor
+  // training tokens each with the study's schedule, scored by the loss at T0 over every val
+  // window (tuning.csv); each scheme gets the learning rate of its lowest loss.
   std::vector<std::string> tune_pes{"none", "learned", "sinusoidal", "rope", "alibi", "t5"};
   std::vector<double> tune_lrs{2e-3, 4e-3, 8e-3};
   std::vector<int64_t> tune_batches{16};
-  int64_t tune_tokens = 1 << 20;
+  int64_t tune_divisor = 16;
 
   // The expected time (eta.h) when nothing was measured: training tokens per second of the
   // machine, an assumption printed as one (about what 2 cores make with one run per core;
   // --device cuda: 100,000).
   double assumed_tokens_per_s = 40000;
 
-  // The prepared corpus `name` (fortunes, kjv, task_*), and a run's folder.
+  // Where finished runs' small files are kept and brought back from (archive.h): the
+  // committed docs/results/runs for the full study; empty for the other sizes.
+  std::string archive;
+
+  // The prepared corpus `name` (pystdlib, task_*), and a run's folder.
   std::string corpus_dir(const std::string& name) const { return out + "/data/" + name; }
-  std::string data() const { return corpus_dir("fortunes"); }
-  int64_t kjv_steps() const { return std::max<int64_t>(1, std::llround(steps * kjv_share)); }
-  int64_t mlm_steps() const { return std::max<int64_t>(1, std::llround(steps * mlm_share)); }
+  std::string data() const { return corpus_dir(kStudyCorpus); }
   std::string run_dir(const std::string& run) const { return out + "/runs/" + run; }
+  static constexpr const char* kStudyCorpus = "pystdlib";
 };
 
 // A synthetic task (tasks.h): its corpus, training window and test grid.
@@ -134,11 +154,14 @@ struct TaskSpec {
 // One model to train and what to measure on it besides the evaluations of StudyPlan::evals.
 struct RunSpec {
   std::string name;        // runs/<name>
-  std::string corpus;      // the corpus trained on: fortunes, kjv, task_<task>
+  std::string corpus;      // the corpus trained on: pystdlib, task_<task>
   TrainOptions train;      // the trainer's options (out = the run folder)
   bool mlm_check = false;  // masked LM: loss on fixed masks + the shuffle check (mlm.csv)
-  bool t0_only = false;    // evaluated at T0 only (the budget curve's shorter runs)
-  std::string after;       // a run whose model this one starts from (a fine-tune)
+  bool t0_only = false;    // evaluated at T0 only (the budget curve's B/2 branches)
+  // A run whose state (a cooldown branch: train.branch_from) or model (a fine-tune:
+  // train.init_from) this one starts from: made in that run's job, right after it.
+  std::string after;
+  int64_t start_step = 0;  // a branch: the step its state comes from (trains the steps after it)
   // A main run: the probes that explain its failures past T0 (probes.h): attribution.csv,
   // copy.csv, and for RoPE rope_pairs.csv.
   bool probes = false;
@@ -164,11 +187,12 @@ struct StudyPlan {
 };
 
 StudyConfig study_config(StudySize size);  // the settings of each size
-// The whole study: main runs, RoPE scaling, kjv, ablations, masked LM, tasks (in that order).
+// The whole study: main runs and their branches, RoPE scaling, the fine-tune, tasks, ablations
+// (in that order).
 StudyPlan study_plan(const StudyConfig& c);
 
-// `--tune`: each scheme of tune_pes at each of tune_lrs x tune_batches, tune_tokens training
-// tokens each, seed 1, evaluated at T0 only; runs named tune_<pe>_lr<lr>_b<batch>.
+// `--tune`: each scheme of tune_pes at each of tune_lrs x tune_batches, B / tune_divisor
+// training tokens each, seed 1, evaluated at T0 only; runs named tune_<pe>_lr<lr>_b<batch>.
 StudyPlan tuning_plan(const StudyConfig& c);
 
 // Seeds 1..n: every part of the study uses the first seeds, so seed s of two parts is the same
@@ -180,9 +204,9 @@ int64_t last20_step(int64_t steps);
 // ---- The names of the study's runs: the plan gives them, collect and the report find runs
 // by them. Seeds are 1-based. ----------------------------------------------------------------
 std::string main_run_name(const std::string& pe, uint64_t seed);  // rope_s1
-std::string kjv_run_name(const std::string& pe, uint64_t seed);   // kjv_rope_s1
 std::string theta_run_name(double theta, uint64_t seed);          // rope_theta10_s1, ..1e6_s1
-std::string budget_run_name(const std::string& pe, int64_t divisor, uint64_t seed);  // rope_b4_s1
+// A main run's cooldown branch at B / divisor: rope_b4_s1.
+std::string budget_run_name(const std::string& pe, int64_t divisor, uint64_t seed);
 std::string swapped_run_name(const std::string& pe,
                              uint64_t seed);  // rope_gpt2_s1, learned_scaled_s1
 std::string t5_distance_run_name(int64_t max_distance, uint64_t seed);  // t5_dist256_s1

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 
+#include "train/study/archive.h"
 #include "train/study/runner.h"
 #include "train/study/schedule.h"
 #include "train/study/tables.h"
@@ -50,10 +51,13 @@ std::map<std::string, double> tune_study(const StudyConfig& config) {
   StudyConfig c = config;
   c.lens = {c.ctx};  // the tuning runs are scored at T0 only
   const StudyPlan p = tuning_plan(c);
+  import_archived_runs(c, p);
   prepare_study_data(c, p);
   const std::vector<const RunSpec*> pending = pending_runs(c, p);
-  std::fprintf(stderr, "tuning: %zu of %zu short runs to make, %lld training tokens each\n",
-               pending.size(), p.runs.size(), (long long)c.tune_tokens);
+  std::fprintf(stderr, "tuning: %zu of %zu short runs to make, %lld steps each (B/%lld)\n",
+               pending.size(), p.runs.size(),
+               p.runs.empty() ? 0LL : (long long)p.runs.front().train.steps,
+               (long long)c.tune_divisor);
   run_in_process(c, p, pending);
   std::vector<TuningRow> rows;
   for (size_t i = 0; i < p.runs.size(); ++i) {
