@@ -61,7 +61,11 @@ size_t train_length(const std::vector<char32_t>& cps) {
   return end;
 }
 
-Corpus build_corpus(const std::vector<SourceText>& sources) {
+SplitRule split_rule(const std::string& corpus) {
+  return corpus == "pystdlib" ? SplitRule::whole_files : SplitRule::per_source_90;
+}
+
+Corpus build_corpus(const std::vector<SourceText>& sources, SplitRule rule) {
   std::vector<std::vector<char32_t>> texts;
   std::vector<char32_t> chars;  // the vocabulary: distinct code points of every source, sorted
   for (const SourceText& s : sources) {
@@ -79,7 +83,8 @@ Corpus build_corpus(const std::vector<SourceText>& sources) {
   for (char32_t cp : chars) corpus.vocab.push_back(utf8_encode(cp));
   for (size_t k = 0; k < sources.size(); ++k) {
     const std::vector<char32_t>& cps = texts[k];
-    const size_t n_train = train_length(cps);
+    size_t n_train = train_length(cps);
+    if (rule == SplitRule::whole_files) n_train = whole_file_goes_to_val(k) ? 0 : cps.size();
     for (size_t i = 0; i < cps.size(); ++i) {
       const auto id = static_cast<uint16_t>(std::lower_bound(chars.begin(), chars.end(), cps[i]) -
                                             chars.begin());
@@ -88,10 +93,15 @@ Corpus build_corpus(const std::vector<SourceText>& sources) {
     corpus.parts.push_back({sources[k].name, n_train, cps.size() - n_train});
   }
   if (corpus.train.empty() || corpus.val.empty()) {
+    const std::string how =
+        rule == SplitRule::whole_files
+            ? "file k goes to val if k mod 10 = 9, and there are " +
+                  std::to_string(sources.size()) + " files"
+            : "val is what follows the line holding character floor(0.9 n) of each source; a "
+              "source of one line has no val part";
     data_error("build_corpus: expected text for both a train and a val split, but got ",
-               corpus.train.size(), " train and ", corpus.val.size(), " val characters (val is ",
-               "what follows the line holding character floor(0.9 n) of each source; a source ",
-               "of one line has no val part)");
+               corpus.train.size(), " train and ", corpus.val.size(), " val characters (", how,
+               ")");
   }
   return corpus;
 }
@@ -101,7 +111,10 @@ Corpus build_corpus(const std::string& text) {
 }
 
 Corpus prepare_corpus(const std::string& corpus) {
-  return build_corpus(corpus_sources(corpus));
+  const std::vector<SourceText> sources = corpus_sources(corpus);
+  Corpus c = build_corpus(sources, split_rule(corpus));
+  c.info = corpus_info(corpus, corpus_origin(corpus), sources, c.parts);
+  return c;
 }
 
 void write_corpus(const Corpus& corpus, const std::string& dir) {
@@ -133,6 +146,8 @@ void write_corpus(const Corpus& corpus, const std::string& dir) {
   write_file_atomic((d / "train.bin").string(), token_bytes(corpus.train));
   write_file_atomic((d / "val.bin").string(), token_bytes(corpus.val));
   write_file_atomic((d / "vocab.json").string(), json);
+  if (!corpus.info.corpus.empty())
+    write_file_atomic((d / "corpus.json").string(), corpus_info_json(corpus.info));
 }
 
 std::vector<std::string> load_vocab(const std::string& path) {

@@ -16,23 +16,41 @@ namespace poslab {
 
 namespace {
 
-// Where Debian puts fortune files.
+// Where Debian puts fortune files, and Python 3.11's standard library.
 const std::string fortunes_dir = "/usr/share/games/fortunes";
+const std::string pystdlib_dir = "/usr/lib/python3.11";
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// Every path an installed package owns, read from dpkg's list of its files
-// (<dpkg_info>/<package>.list, one path a line). A missing list means the package is not
-// installed: the error names the corpus that needs it and the command that installs it.
+// dpkg's list of the files of an installed package: <dpkg_info>/<package>.list, or, for a
+// package installed per architecture (Multi-Arch: same, as libpython3.11-stdlib),
+// <dpkg_info>/<package>:<arch>.list. "" when there is none: the package is not installed.
+std::string package_list_path(const std::string& package, const std::string& dpkg_info) {
+  const std::string plain = dpkg_info + "/" + package + ".list";
+  if (std::filesystem::exists(plain)) return plain;
+  std::error_code ec;
+  std::vector<std::string> qualified;
+  for (const auto& entry : std::filesystem::directory_iterator(dpkg_info, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(package + ":", 0) == 0 && ends_with(name, ".list"))
+      qualified.push_back(entry.path().string());
+  }
+  std::sort(qualified.begin(), qualified.end());  // several architectures: the first, always
+  return qualified.empty() ? "" : qualified.front();
+}
+
+// Every path an installed package owns, read from dpkg's list of its files (one path a
+// line). A missing list means the package is not installed: the error names the corpus that
+// needs it and the command that installs it.
 std::vector<std::string> package_files(const std::string& corpus, const std::string& package,
                                        const std::string& install_hint,
                                        const std::string& dpkg_info) {
-  const std::string list_path = dpkg_info + "/" + package + ".list";
-  if (!std::filesystem::exists(list_path)) {
+  const std::string list_path = package_list_path(package, dpkg_info);
+  if (list_path.empty()) {
     data_error("corpus ", corpus, ": expected Debian package ", package, " to be installed (",
-               list_path, "), but it is not; install it with: ", install_hint);
+               dpkg_info, "/", package, ".list), but it is not; install it with: ", install_hint);
   }
   std::vector<std::string> paths;
   const std::string list = read_file(list_path);
@@ -185,12 +203,101 @@ std::string kjv_text(const std::string& dpkg_info) {
   return text;
 }
 
+std::vector<std::string> pystdlib_files(const std::string& dpkg_info) {
+  const std::vector<std::string> packages = {"libpython3.11-minimal", "libpython3.11-stdlib"};
+  std::string hint = "apt-get install";  // every package that is missing, or both
+  for (const std::string& package : packages)
+    if (package_list_path(package, dpkg_info).empty()) hint += " " + package;
+  if (hint == "apt-get install") hint += " libpython3.11-minimal libpython3.11-stdlib";
+
+  std::vector<std::string> files;
+  for (const std::string& package : packages) {
+    for (const std::string& path : package_files("pystdlib", package, hint, dpkg_info)) {
+      const std::filesystem::path p(path);
+      if (p.parent_path() != pystdlib_dir || !ends_with(path, ".py")) continue;  // no subfolder
+      if (std::filesystem::is_directory(p)) continue;
+      files.push_back(path);
+    }
+  }
+  // One folder: sorting the paths sorts the names, byte by byte (char_traits compares bytes
+  // as unsigned char).
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  if (files.empty())
+    data_error("corpus pystdlib: its packages list no *.py file in ", pystdlib_dir);
+  return files;
+}
+
+std::string clean_source_file(std::string_view bytes, const std::string& what) {
+  const std::vector<char32_t> cps = utf8_decode(bytes, what);  // the error names the offset
+  std::string out;
+  out.reserve(bytes.size() + 2);
+  for (size_t i = cps.size() > 0 && cps[0] == 0xFEFF ? 1 : 0; i < cps.size(); ++i) {
+    // CRLF -> LF, and every other control but newline and tab dropped (a lone CR with them).
+    if (cps[i] != '\n' && cps[i] != '\t' && is_control(cps[i])) continue;
+    out += utf8_encode(cps[i]);
+  }
+  if (out.empty() || out.back() != '\n') out += '\n';  // a final newline if missing
+  out += '\n';  // and the empty line that separates this file from the next
+  return out;
+}
+
+std::string package_version(const std::string& package, const std::string& dpkg_status) {
+  const std::string status = read_file(dpkg_status);
+  // Stanzas are separated by an empty line; each field starts a line ("Version: 1.2-3").
+  for (size_t start = 0; start < status.size();) {
+    size_t end = status.find("\n\n", start);
+    if (end == std::string::npos) end = status.size();
+    const std::string stanza = "\n" + status.substr(start, end - start) + "\n";
+    start = end + 2;
+    // Installed, whether its wanted state is install or hold ("hold ok installed").
+    if (stanza.find("\nPackage: " + package + "\n") == std::string::npos ||
+        stanza.find(" ok installed\n", stanza.find("\nStatus: ")) == std::string::npos)
+      continue;
+    const size_t v = stanza.find("\nVersion: ");
+    if (v == std::string::npos) return "";
+    return stanza.substr(v + 10, stanza.find('\n', v + 10) - (v + 10));
+  }
+  return "";
+}
+
+std::string corpus_origin(const std::string& corpus) {
+  std::vector<std::string> packages;
+  if (corpus == "fortunes") packages = {"fortunes", "fortunes-min"};
+  if (corpus == "fortunes-zh") packages = {"fortunes-zh"};
+  if (corpus == "pystdlib") packages = {"libpython3.11-minimal", "libpython3.11-stdlib"};
+  if (corpus == "kjv") packages = {"bible-kjv"};
+  if (packages.empty()) return corpus;  // a file: its path
+  std::string origin;
+  for (const std::string& package : packages) {
+    std::string version;
+    if (std::filesystem::exists("/var/lib/dpkg/status")) version = package_version(package);
+    origin +=
+        (origin.empty() ? "" : ", ") + package + " " + (version.empty() ? "unknown" : version);
+  }
+  return origin;
+}
+
 std::vector<SourceText> corpus_sources(const std::string& corpus) {
-  if (corpus == "kjv") return {{"bible " + kjv_args, kjv_text()}};
-  if (corpus != "fortunes" && corpus != "fortunes-zh") return {{corpus, read_text_file(corpus)}};
   std::vector<SourceText> sources;
+  if (corpus == "kjv") {
+    const std::string text = kjv_text();
+    return {{"bible " + kjv_args, text, text.size()}};
+  }
+  if (corpus == "pystdlib") {
+    for (const std::string& path : pystdlib_files()) {
+      const std::string bytes = read_file(path);
+      sources.push_back({path, clean_source_file(bytes, path), bytes.size()});
+    }
+    return sources;
+  }
+  if (corpus != "fortunes" && corpus != "fortunes-zh") {
+    return {{corpus, read_text_file(corpus), std::filesystem::file_size(corpus)}};
+  }
   for (const std::string& path : fortune_files(corpus)) {
-    sources.push_back({path, clean_fortune_text(read_file(path), corpus == "fortunes-zh", path)});
+    const std::string bytes = read_file(path);
+    sources.push_back(
+        {path, clean_fortune_text(bytes, corpus == "fortunes-zh", path), bytes.size()});
   }
   return sources;
 }

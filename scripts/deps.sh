@@ -5,11 +5,13 @@ set -euo pipefail
 # The corpora come from Debian packages: fortunes, fortunes-min, fortunes-zh, and bible-kjv
 # for `prepare --corpus kjv` (the study's long-range corpus; a 2.5 MB download, so always
 # installed). `poslab prepare` never installs anything; without a package it names the
-# apt-get line.
+# apt-get line. libpython3.11-minimal and libpython3.11-stdlib install the *.py files of
+# /usr/lib/python3.11 that `prepare --corpus pystdlib` (the study's source-code corpus) reads;
+# Debian 12 has them already (python3 depends on them), a slim image may not.
 # fonts-wqy-microhei (1.6 MB) draws the Chinese in the SVGs `attend` writes: they name a CJK font
 # first ('Noto Sans CJK SC', 'WenQuanYi Micro Hei'); without one a viewer may show boxes.
 pkgs=(cmake g++ make libopenblas-openmp-dev catch2 fortunes fortunes-min fortunes-zh bible-kjv
-      fonts-wqy-microhei)
+      libpython3.11-minimal libpython3.11-stdlib fonts-wqy-microhei)
 if [ "${POSLAB_FUZZ:-0}" = 1 ]; then pkgs+=(clang libclang-rt-14-dev); fi
 # PyTorch (Debian's, for /usr/bin/python3) with POSLAB_TORCH=1, as make test, test-portable and
 # bench ask: the independent reference our evaluation is checked against

@@ -16,11 +16,11 @@
 namespace poslab {
 
 int cmd_prepare(int argc, char** argv) {
-  Args a("prepare",
-         {{"corpus",
-           "fortunes|fortunes-zh|pystdlib|kjv|FILE  the text to prepare (default fortunes)"},
-          {"out", "DIR  output folder, e.g. data/fortunes"}},
-         argc, argv);
+  Args a(
+      "prepare",
+      {{"corpus", "fortunes|fortunes-zh|pystdlib|kjv|FILE  the text to prepare (default fortunes)"},
+       {"out", "DIR  output folder, e.g. data/fortunes"}},
+      argc, argv);
   if (a.help()) return std::puts(a.usage().c_str()), 0;
   std::string out = a.str("out", "");
   if (out.empty()) fail("--out: required (e.g. --out data/fortunes)");
