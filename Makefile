@@ -3,6 +3,9 @@
 #   make gradcheck     gradient-check each encoding: one table per encoding, non-zero on failure
 #   make experiments   install what is missing, build, run the whole study -> results/REPORT.md
 #   make demo          build, then train the small Chinese models of the guide (docs/guide.zh.md)
+#   make reference     one training step of a tiny model through the plain loops of
+#                      nn/gpt_reference.cpp and through the framework: both losses, the gradients'
+#                      differences (PE=none|learned|sinusoidal|rope|alibi|t5, EMBEDDING=gpt2|scaled)
 # Also: make experiments-quick, make bench, make test-portable, make debug, make sanitize,
 # make format, make clean,
 # make gpu-bundle (the binaries scripts/gpu_check.sh runs on a GPU machine), make cuda-emu (the
@@ -28,7 +31,7 @@ TEST_ENV = env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=PASSIVE
 endif
 
 FUZZ_SECONDS ?= 60
-.PHONY: all deps deps-torch build test gradcheck test-portable demo experiments experiments-quick bench \
+.PHONY: all deps deps-torch build test gradcheck reference test-portable demo experiments experiments-quick bench \
 	debug sanitize fuzz format clean gpu-bundle cuda-emu
 
 all: build
@@ -55,6 +58,15 @@ test: build deps-torch
 gradcheck: deps $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target gradcheck
 	$(BUILD)/tests/gradcheck
+
+# One training step of a tiny f64 model through the whole-model reference (nn/gpt_reference.cpp,
+# plain loops) and through GPT::loss and backward(): the two losses and, per parameter, the
+# largest gradient difference. Non-zero when they differ.
+PE ?= rope
+EMBEDDING ?= gpt2
+reference: deps $(BUILD)/CMakeCache.txt
+	$(CMAKE) --build $(BUILD) -j $(JOBS) --target reference_step
+	$(BUILD)/tests/reference_step --pe $(PE) --embedding $(EMBEDDING)
 
 # Builds for plain x86-64 (no -march=native) into build/portable and runs every test with
 # POSLAB_ISA=generic (OpenBLAS, no vector kernel of ours). On a CPU with AVX-512 it then builds

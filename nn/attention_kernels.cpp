@@ -1,5 +1,6 @@
 // attention_kernels.cpp — the fused attention on the CPU (semantics: attention_op.h; the same
-// math as plain loops: attention_reference.cpp).
+// math as plain loops, the file to read first: attention_reference.cpp). The entry points are
+// at the bottom: forward_heads and backward_heads share out the (b,h) heads among threads.
 //
 // Rows are processed in blocks of kRowBlock queries: a block needs only the keys its rows can
 // see (causal: up to its last row's position; with a window W, from its first row's first
@@ -300,7 +301,7 @@ void forward_block(const AttentionTensors& t, const AttentionOptions& o, const D
 // window): single row blocks, claimed one at a time, since a causal block's cost grows with
 // its row.
 template <class T>
-void forward(const AttentionTensors& t, const AttentionOptions& o) {
+void forward_heads(const AttentionTensors& t, const AttentionOptions& o) {
   const Dims d = dims_of(t);
   const int64_t heads = d.B * d.H, blocks = (d.Tq + kRowBlock - 1) / kRowBlock;
   if (heads >= 4 * omp_get_max_threads()) {
@@ -460,15 +461,15 @@ void backward_head(const AttentionTensors& t, const T* dout, const AttentionGrad
 }
 
 template <class T>
-void backward(const AttentionTensors& t, const Tensor& dout, const AttentionOptions& o,
-              const AttentionGrads& g) {
+void backward_heads(const AttentionTensors& t, const Tensor& dout, const AttentionOptions& o,
+                    const AttentionGrads& g) {
   Dims d = dims_of(t);
   int64_t W = d.Tq + d.Tk - 1;
   // dbias per (b,h) first, summed over b after: every thread writes its own rows, and the sum
   // runs in one order (the same bits on every run)
   std::vector<T> dbias_bh(g.dbias.defined() ? d.B * d.H * W : 0, T(0));
   struct NoState {};
-  // whole heads per thread, in contiguous ranges first, as in forward
+  // whole heads per thread, in contiguous ranges first, as in forward_heads
   parallel_items<NoState>(d.B * d.H, true, [&](NoState&, int64_t bh) {
     T *Pb = thread_scratch<T>(0, kRowBlock * d.Tk), *dS = thread_scratch<T>(1, kRowBlock * d.Tk);
     backward_head<T>(t, dout.data<T>(), g, o, d, bh, Pb, dS,
@@ -487,12 +488,12 @@ void backward(const AttentionTensors& t, const Tensor& dout, const AttentionOpti
 }  // namespace
 
 void attention_forward(const AttentionTensors& t, const AttentionOptions& opt) {
-  dispatch(t.q.dtype(), [&](auto zero) { forward<decltype(zero)>(t, opt); });
+  dispatch(t.q.dtype(), [&](auto zero) { forward_heads<decltype(zero)>(t, opt); });
 }
 
 void attention_backward(const AttentionTensors& t, const Tensor& dout, const AttentionOptions& opt,
                         const AttentionGrads& g) {
-  dispatch(t.q.dtype(), [&](auto zero) { backward<decltype(zero)>(t, dout, opt, g); });
+  dispatch(t.q.dtype(), [&](auto zero) { backward_heads<decltype(zero)>(t, dout, opt, g); });
 }
 
 }  // namespace poslab::kernel

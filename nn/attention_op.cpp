@@ -1,5 +1,7 @@
 // attention_op.cpp — the fused attention op: checks, one autograd node, the kernels of the
-// inputs' device (nn/attention_kernels.h). Its plain reference: attention_reference.cpp.
+// inputs' device (nn/attention_kernels.h). The math, as plain loops to read first:
+// attention_reference.cpp (this op's reference, forward and hand-derived backward), and the
+// whole model around it in gpt_reference.cpp. The kernels are tested equal to both.
 #include "nn/attention_op.h"
 
 #include <cmath>

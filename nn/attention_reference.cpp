@@ -1,6 +1,7 @@
 // attention_reference.cpp — attention as plain loops over its math, forward and backward: the
 // file to read first, and the reference the fused kernels (attention_kernels.cpp, .cu) are
-// tested against (tests/nn/test_attention*.cpp). Semantics: attention_op.h. In double.
+// tested against (tests/nn/test_attention*.cpp). Semantics: attention_op.h. In double. The
+// whole model's reference (gpt_reference.cpp) calls attention_reference_forward and _backward.
 //
 // For batch b, head h (dropped below), query row i at position P_i = q_pos0 + i, and key j:
 //   s_ij = scale q_i . k_j + rel_bias[h, j - i + Tq - 1]      (bias: 0 without a table)
@@ -20,20 +21,14 @@
 #include <cmath>
 #include <vector>
 
-#include "nn/attention_op.h"
+#include "nn/attention_reference.h"
 
 namespace poslab {
 namespace {
 
-// The inputs as row-major doubles: row (b, t, h) of q (T = Tq), k or v (Tk) starts at
-// at(T, b, t, h).
-struct Problem {
-  int64_t B, Tq, Tk, H, D;
-  std::vector<double> q, k, v, bias, freqs;  // bias (H, Tq+Tk-1), freqs (Tq, D/2): or empty
-  AttentionOptions o;                        // scale resolved; no tensor that holds a node
-  int64_t at(int64_t T, int64_t b, int64_t t, int64_t h) const { return ((b * T + t) * H + h) * D; }
-};
+using Problem = AttentionProblem;
 
+// The tensors' values as doubles, the scale resolved; no tensor that holds a node.
 Problem problem_of(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& o) {
   Problem p;
   p.B = q.size(0), p.Tq = q.size(1), p.Tk = k.size(1), p.H = q.size(2), p.D = q.size(3);
@@ -84,8 +79,14 @@ double row_probs(const Problem& p, int64_t b, int64_t h, int64_t i, std::vector<
   return lambda;
 }
 
+Tensor tensor_like(const std::vector<double>& values, const Tensor& x) {  // x's shape, dtype
+  return Tensor::from_vector(values, x.shape(), x.dtype()).to(x.device());
+}
+
+}  // namespace
+
 // out (B,Tq,H,D): out_i = sum_j p_ij v_j.
-std::vector<double> forward(const Problem& p) {
+std::vector<double> attention_reference_forward(const Problem& p) {
   std::vector<double> out(p.q.size(), 0.0), prob(p.Tk);
   for (int64_t b = 0; b < p.B; ++b)
     for (int64_t h = 0; h < p.H; ++h)
@@ -99,12 +100,10 @@ std::vector<double> forward(const Problem& p) {
 }
 
 // The gradients of q, k, v and the bias table, from dout (B,Tq,H,D): the formulas at the top.
-struct Grads {
-  std::vector<double> dq, dk, dv, dbias;
-};
-Grads backward(const Problem& p, const std::vector<double>& dout) {
-  Grads g{std::vector<double>(p.q.size()), std::vector<double>(p.k.size()),
-          std::vector<double>(p.v.size()), std::vector<double>(p.bias.size())};
+AttentionProblemGrads attention_reference_backward(const Problem& p,
+                                                   const std::vector<double>& dout) {
+  AttentionProblemGrads g{std::vector<double>(p.q.size()), std::vector<double>(p.k.size()),
+                          std::vector<double>(p.v.size()), std::vector<double>(p.bias.size())};
   std::vector<double> prob(p.Tk), dp(p.Tk);
   for (int64_t b = 0; b < p.B; ++b)
     for (int64_t h = 0; h < p.H; ++h)
@@ -131,12 +130,6 @@ Grads backward(const Problem& p, const std::vector<double>& dout) {
   return g;
 }
 
-Tensor tensor_like(const std::vector<double>& values, const Tensor& x) {  // x's shape, dtype
-  return Tensor::from_vector(values, x.shape(), x.dtype()).to(x.device());
-}
-
-}  // namespace
-
 Tensor attention_probs_reference(const Tensor& q, const Tensor& k, const AttentionOptions& opt) {
   Problem p = problem_of(q, k, k, opt);
   std::vector<double> out(p.B * p.H * p.Tq * p.Tk), prob(p.Tk);
@@ -154,14 +147,14 @@ Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,
   if (opt.row_freqs.defined() && any_requires_grad({&q, &k, &v, &opt.rel_bias}))
     fail("attention_reference: with row_freqs (evaluation only), run it under NoGrad");
   Problem p = problem_of(q, k, v, opt);
-  Tensor y = tensor_like(forward(p), q);
+  Tensor y = tensor_like(attention_reference_forward(p), q);
   // shapes, dtypes and devices of the gradients (empty tensors: the closure holds no node)
   auto like = [](const Tensor& x) { return Tensor::empty(x.shape(), x.dtype(), x.device()); };
   Tensor lq = like(q), lk = like(k), lv = like(v),
          lb = opt.rel_bias.defined() ? like(opt.rel_bias) : Tensor();
   return record("attention_reference", y, {&q, &k, &v, &opt.rel_bias},
                 [p, lq, lk, lv, lb](const Tensor& dy) {
-                  Grads g = backward(p, dy.to_vector());
+                  AttentionProblemGrads g = attention_reference_backward(p, dy.to_vector());
                   return std::vector<Tensor>{tensor_like(g.dq, lq), tensor_like(g.dk, lk),
                                              tensor_like(g.dv, lv),
                                              lb.defined() ? tensor_like(g.dbias, lb) : Tensor()};

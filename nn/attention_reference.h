@@ -1,0 +1,34 @@
+// attention_reference.h — attention as plain loops on arrays of doubles (the math and its
+// hand-derived backward: attention_reference.cpp). The fused kernels are tested against these
+// loops, and the whole-model reference (gpt_reference.cpp) calls them for its attention layer.
+// The Tensor-level entry points (with an autograd node) are in attention_op.h.
+#pragma once
+#include <vector>
+
+#include "nn/attention_op.h"
+
+namespace poslab {
+
+// One attention problem as row-major doubles. Row (b, t, h) of q (T = Tq) or of k, v (T = Tk)
+// starts at at(T, b, t, h): q (B,Tq,H,D), k and v (B,Tk,H,D).
+struct AttentionProblem {
+  int64_t B = 0, Tq = 0, Tk = 0, H = 0, D = 0;
+  std::vector<double> q, k, v;
+  std::vector<double> bias;   // (H, Tq+Tk-1): s_ij += bias[h, j - i + Tq - 1], or empty
+  std::vector<double> freqs;  // (Tq, D/2): RoPE per-row frequencies (forward only), or empty
+  AttentionOptions o;         // its scale > 0; its tensors unused (the arrays above hold them)
+  int64_t at(int64_t T, int64_t b, int64_t t, int64_t h) const { return ((b * T + t) * H + h) * D; }
+};
+
+// dq, dk, dv like q, k, v; dbias like bias (summed over the batch), empty without one.
+struct AttentionProblemGrads {
+  std::vector<double> dq, dk, dv, dbias;
+};
+
+// out (B,Tq,H,D): out_i = sum_j p_ij v_j.
+std::vector<double> attention_reference_forward(const AttentionProblem& p);
+// The gradients from dout = dL/dout (B,Tq,H,D). Not with freqs.
+AttentionProblemGrads attention_reference_backward(const AttentionProblem& p,
+                                                   const std::vector<double>& dout);
+
+}  // namespace poslab
