@@ -11,8 +11,10 @@
 # make gpu-bundle (the binaries scripts/gpu_check.sh runs on a GPU machine), make cuda-emu (the
 # GPU tests on a CPU emulator of CUDA).
 # Overrides: STEPS=n DEVICE=cpu|cuda JOBS=n (build) STUDY_JOBS=n (runs of the study made at once)
-# SCALE=large (make experiments: the same study trained to convergence, for a GPU or many
-# cores, into results-large/; its expected time is printed first)
+# SCALE=large (make experiments: the same study at 2 B and 5 seeds, for a GPU or many machines,
+# into results-large/; its expected time is printed first)
+# The full study takes hours on 2 cores: `make experiments` continues from the finished runs
+# kept in docs/results/runs (scripts/study_archive.sh keeps them; docs/cli.md).
 JOBS    ?= $(shell nproc)
 BUILD   ?= build/release
 CMAKE   ?= cmake

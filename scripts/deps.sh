@@ -2,8 +2,8 @@
 # Installs the system packages poslab needs, once. Called by every make target.
 # As root (or with sudo) it runs apt-get; otherwise it prints the exact command and stops.
 set -euo pipefail
-# The corpora come from Debian packages: fortunes, fortunes-min, fortunes-zh, and bible-kjv
-# for `prepare --corpus kjv` (the study's long-range corpus; a 2.5 MB download, so always
+# The corpora come from Debian packages: fortunes, fortunes-min, fortunes-zh, and bible-kjv for
+# `prepare --corpus kjv` (a corpus with long-range structure; a 2.5 MB download, so always
 # installed). `poslab prepare` never installs anything; without a package it names the
 # apt-get line. libpython3.11-minimal and libpython3.11-stdlib install the *.py files of
 # /usr/lib/python3.11 that `prepare --corpus pystdlib` (the study's source-code corpus) reads;

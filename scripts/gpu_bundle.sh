@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make gpu-bundle`: packs what scripts/gpu_check.sh needs on a GPU machine that has CUDA's
-# driver and PyTorch but not our Debian packages (OpenBLAS, Catch2, fortunes, bible-kjv), into one
+# driver and PyTorch but not our Debian packages (OpenBLAS, Catch2, libpython3.11-stdlib), into one
 # compressed file, .gpu/bundle.tar.xz (git-ignored; carried to the GPU machine):
 #   bin/   poslab, test_cuda, bench_train_step, bench_eval_long, bench_fma_peak (built by the
 #          make target: x86-64-v3 code, the AVX-512 sgemm kernels picked at run time)
@@ -12,8 +12,8 @@
 #          the GPU machine (CUDA toolkit or the nvidia-cublas pip package that PyTorch uses).
 #          lib/tcmalloc/: Debian's libtcmalloc_minimal.so.4, for PyTorch's tcmalloc setting
 #          (LD_PRELOAD) in `gpu_check.sh cpu`, when it is installed here.
-#   data/  the prepared corpora the study trains on, fortunes and kjv (docs/formats.md), which
-#          it would otherwise build from Debian's fortunes and bible-kjv packages.
+#   data/  the prepared corpus the study trains on, pystdlib (docs/formats.md), which it would
+#          otherwise build from Debian's libpython3.11-minimal and -stdlib packages.
 # Usage: [CPU_BUILD=DIR] scripts/gpu_bundle.sh BUILD_DIR [OUT_DIR=.gpu]
 set -euo pipefail
 build=${1:?usage: gpu_bundle.sh BUILD_DIR [OUT_DIR]}
@@ -51,7 +51,7 @@ for b in "${bins[@]}"; do ldd "$b"; done | awk '$2 == "=>" && $3 ~ /^\// {print 
     cp -L "$path" "$stage/lib/$soname"
   done
 
-for corpus in fortunes kjv; do
+for corpus in pystdlib; do
   "$build/train/poslab" prepare --corpus "$corpus" --out "$stage/data/$corpus" >/dev/null
 done
 

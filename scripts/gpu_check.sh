@@ -88,7 +88,7 @@ main() {
     for b in train/poslab tests/test_cuda bench/bench_train_step bench/bench_eval_long; do
       ln -sf "$PWD/build/gpu/$b" "$WORK/bin/"
     done
-    for corpus in fortunes kjv; do
+    for corpus in pystdlib; do
       [ -d "$WORK/data/$corpus" ] || "$WORK/bin/poslab" prepare --corpus "$corpus" --out "$WORK/data/$corpus"
     done
     note "Binaries: built here in build/gpu"
@@ -258,8 +258,8 @@ main() {
     done
   fi
 
-  # Where two threads land. On the H200 machine's host (2026-12-04) the FMA peak on 2 threads
-  # read 183.4 and, ten minutes later, 342.9 GFLOP/s: two threads on one core's two
+  # Where two threads land. On the H200 machine's host the FMA peak on 2 threads changed widely
+  # within minutes (the figures: bench/archive/RESULTS.md): two threads on one core's two
   # hyperthreads share its FMA units (as does a neighbour's work on a sibling). fma_pairs
   # notes the peak with both threads pinned to one core's two logical CPUs and to two cores
   # (taskset; the benchmarks themselves run unpinned, as users run them).
@@ -291,10 +291,9 @@ print(a, same[0] if same else "-", other[0] if other else "-")' 2>/dev/null || e
   # POSLAB_ISA=avx2 and PyTorch capped at AVX2 (bench.sh's BENCH_ISA=avx2). PyTorch as users
   # run it (its defaults) and with tcmalloc preloaded (bundled from Debian); not
   # OPENBLAS_NUM_THREADS=1, which does nothing to a PyTorch built on oneMKL. Each ISA gets at
-  # most CPU_BUDGET seconds (default 330). On the H200 machine's host (2026-12-04) a round of
-  # all six schemes took about 190 s with the evaluation windows and PyTorch's two settings;
-  # without the windows (the default, CPU_EVAL=0) three rounds of one ISA should take about
-  # 330 s (estimated from that run's parts), so one ISA fits one 600-s call of the device tool.
+  # most CPU_BUDGET seconds (default 330), sized from the rounds' times of the H200 host's run
+  # (bench/archive/RESULTS.md) so that, without the evaluation windows (the default,
+  # CPU_EVAL=0), three rounds of one ISA fit one call of the device tool.
   # BENCH_SCHEMES (space-separated) times a subset.
   if want cpu; then
     note "## The host CPU: poslab against PyTorch on the CPU (scripts/bench.sh), ${CPU_THREADS:-2} threads"

@@ -47,6 +47,14 @@ EvalResult need_eval(const StudyConfig& c, const RunSpec& r, const EvalSpec& e, 
   return *res;
 }
 
+// Another cached evaluation file of run r at length L (the 32-token window), which must be there.
+EvalResult need_eval_file(const StudyConfig& c, const RunSpec& r, const std::string& file,
+                          int64_t L) {
+  std::optional<EvalResult> res = read_eval(need(c, r, file), eval_windows(c, r, L));
+  if (!res) fail("collect: ", file, " is unreadable or made with other settings");
+  return *res;
+}
+
 // The val loss of the trainer's log at 80% of the steps (the last row at or before that step)
 // minus at the end: last20_gain of the runs that keep no model (masked LM, tasks).
 double log_last20_gain(const std::vector<LogRow>& log, int64_t steps) {
@@ -58,8 +66,9 @@ double log_last20_gain(const std::vector<LogRow>& log, int64_t steps) {
 
 // val_loss and last20_gain of runs.csv (tables.h). Next-token runs: both from the evaluations
 // at T0 over the same val windows (the final model, the one kept at 80% of the steps). Masked
-// LMs: val_loss is the loss on fixed masks (mlm.csv). Masked LMs and task runs: last20_gain
-// from the val losses of the trainer's log; task runs: val_loss too.
+// LMs: val_loss is the loss on fixed masks (mlm.csv). Masked LMs, task runs and cooldown
+// branches (which keep no model: their state at 80% is the main run's): last20_gain from the val
+// losses of the trainer's log; task runs: val_loss too.
 void fill_losses(const StudyConfig& c, const StudyPlan& p, const RunSpec& r,
                  const std::vector<LogRow>& log, RunRow& row) {
   row.val_loss = log.empty() ? NAN : log.back().val_loss;
@@ -70,11 +79,12 @@ void fill_losses(const StudyConfig& c, const StudyPlan& p, const RunSpec& r,
   for (const EvalSpec& e : p.evals)
     if (e.run == r.name && e.scaling == ScalingKind::none) {
       row.val_loss = need_eval(c, r, e, T0).loss;
-      row.last20_gain = NAN;
       const std::string kept = last20_eval_path(c, r);
-      if (!kept.empty() && fs::exists(kept))
+      if (!kept.empty())  // the kept model at T0 over the same windows, else the log's
         row.last20_gain =
-            json_parse(read_file(kept), kept).find("loss")->as_number() - row.val_loss;
+            fs::exists(kept)
+                ? json_parse(read_file(kept), kept).find("loss")->as_number() - row.val_loss
+                : NAN;
     }
 }
 
@@ -117,6 +127,10 @@ void collect_evals(const StudyConfig& c, const StudyPlan& p) {
       const int64_t T0 = c.ctx;  // the study's training length (a fine-tune's trains longer)
       extra.push_back({e.run, e.pe, seed, r.corpus, L, sc, res.loss, res.sliding_loss, res.windows,
                        range_loss(res, T0, 4 * T0), range_loss(res, 8 * T0, 16 * T0)});
+      extra.back().loss_se = res.loss_se;
+      if (const std::string w = window_eval_path(c, r);
+          !w.empty() && L == r.train.model.block_size && e.scaling == ScalingKind::none)
+        extra.back().loss_window32 = need_eval_file(c, r, w, L).loss;
       for (const EvalBucket& b : res.buckets)
         positions.push_back(
             {e.run, e.pe, seed, r.corpus, L, sc, b.start, b.end, b.loss, b.sliding_loss});
@@ -163,14 +177,14 @@ void collect_probes(const StudyConfig& c, const StudyPlan& p) {
   write_rows(c.out + "/rope_pairs.csv", pairs);
 }
 
-// ngram.csv: the add-k n-gram reference lines of fortunes and kjv, fitted once per corpus and
-// cached in its folder (data/<corpus>/ngram.csv), the fit's time there as "ngram <corpus>".
-// Returns the seconds spent fitting now.
+// ngram.csv: the add-k n-gram reference lines of the study's corpus, fitted once and cached in
+// its folder (data/<corpus>/ngram.csv), the fit's time there as "ngram <corpus>". Returns the
+// seconds spent fitting now.
 double collect_ngrams(const StudyConfig& c, const StudyPlan& p) {
   std::vector<NgramRow> rows;
   double fitting = 0;
   for (const std::string& corpus : p.corpora()) {
-    if (corpus != "fortunes" && corpus != "kjv") continue;
+    if (corpus != StudyConfig::kStudyCorpus) continue;
     const std::string dir = c.corpus_dir(corpus), cache = dir + "/ngram.csv";
     if (c.force || !fs::exists(cache)) {
       auto t0 = std::chrono::steady_clock::now();
@@ -220,7 +234,28 @@ void append_attention(const AttentionMaps& m, const std::string& pe, const std::
           rows.push_back({pe, run, l, h, i, j, m.at(l, h, i, j)});
 }
 
-// attention.csv (the first attention_len val tokens of fortunes) and loc.csv (the lines of
+// corpus.csv: the study corpus's corpus.json (data/corpus_info.h), one row.
+void collect_corpus(const StudyConfig& c) {
+  const std::string path = c.data() + "/corpus.json";
+  if (!fs::exists(path)) return write_rows<CorpusRow>(c.out + "/corpus.csv", {});
+  const Json j = json_parse(read_file(path), path);
+  auto count = [&](const char* key) {
+    const Json* v = j.find(key);
+    return v ? static_cast<long>(v->as_number()) : 0L;
+  };
+  auto text = [&](const char* key) {  // a CSV cell holds no comma (data/csv.h)
+    const Json* v = j.find(key);
+    std::string t = v ? v->as_string() : std::string();
+    std::replace(t.begin(), t.end(), ',', ';');
+    return t;
+  };
+  write_rows<CorpusRow>(
+      c.out + "/corpus.csv",
+      {{text("corpus"), text("source"), count("files"), count("bytes"), text("sha256"),
+        count("train_files"), count("val_files"), count("val_file_bytes")}});
+}
+
+// attention.csv (the first attention_len val tokens of the study corpus) and loc.csv (the lines of
 // code and parameters of each scheme), both from the main model of seed 1 of each scheme.
 void collect_models(const StudyConfig& c, const StudyPlan& p) {
   std::vector<std::string> vocab = load_vocab(c.data() + "/vocab.json");
@@ -278,6 +313,11 @@ RunRow run_row(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
   row.steps = r.train.steps;
   row.tokens = r.train.steps * r.train.batch * r.train.model.block_size;
   row.train_seconds = stage_seconds(dir, "train " + r.name);
+  row.schedule = schedule_name(r.train.schedule);
+  row.branch_of = r.start_step > 0 ? r.after : "";
+  row.machine = done_field(c, r, "machine");
+  std::replace(row.machine.begin(), row.machine.end(), ',', ';');  // a CSV cell holds no comma
+  row.invocation = done_field(c, r, "invocation");
   fill_losses(c, p, r, log, row);
   return row;
 }
@@ -317,6 +357,7 @@ void collect_results(const StudyConfig& c, const StudyPlan& plan) {
   collect_probes(c, p);
   const double fitting = collect_ngrams(c, p);
   collect_models(c, p);
+  collect_corpus(c);
   collect_timing(c, p, seconds_since(t0) - fitting);
 }
 

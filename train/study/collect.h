@@ -8,7 +8,7 @@ namespace poslab {
 
 // Writes <out>/runs.csv, extrapolation.csv, position_loss.csv, mlm.csv, tasks.csv, ngram.csv,
 // attention.csv, loc.csv, timing.csv and curves/<run>.csv, each atomically. Fits the n-gram
-// models of fortunes and kjv unless cached (data/<corpus>/ngram.csv). Throws naming the first
+// models of the study corpus unless cached (data/<corpus>/ngram.csv). Throws naming the first
 // output a run lacks (and the command that makes it) when a run is not done.
 void collect_results(const StudyConfig& c, const StudyPlan& p);
 

@@ -92,6 +92,7 @@ double planned_tokens(const StudyConfig& c, const StudyPlan& p, const RunSpec& r
     tokens += windows * static_cast<double>(T0) * forward_cost(c, r, T0);
   }
   if (!r.train.keep_steps.empty()) tokens += eval_tokens(c, r, T0) * forward_cost(c, r, T0);
+  if (r.probes) tokens += eval_tokens(c, r, T0) * forward_cost(c, r, T0);  // the 32-token window
   return tokens + probe_tokens(c, r);
 }
 

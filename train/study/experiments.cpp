@@ -2,6 +2,7 @@
 // make the runs, gather them, write the report. See experiments.h.
 #include "train/study/experiments.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -22,6 +23,7 @@
 #include "train/study/report.h"
 #include "train/study/runner.h"
 #include "train/study/schedule.h"
+#include "train/study/tables.h"
 #include "train/study/timing.h"
 #include "train/study/tune.h"
 
@@ -91,26 +93,6 @@ void make_output_dirs(const StudyConfig& c) {
   fs::remove(probe, ec);
 }
 
-// "AMD EPYC (avx2 fma avx512f)": the CPU model and its vector extensions, from /proc/cpuinfo
-// (Linux); empty where there is none.
-std::string cpu_description() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line, model, flags;
-  while (std::getline(in, line) && (model.empty() || flags.empty())) {
-    const size_t colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-    if (model.empty() && line.rfind("model name", 0) == 0) model = value;
-    if (flags.empty() && line.rfind("flags", 0) == 0) flags = " " + value + " ";
-  }
-  if (model.empty()) return "";
-  std::string ext;
-  for (const char* f : {"avx2", "fma", "avx512f"})
-    if (flags.find(std::string(" ") + f + " ") != std::string::npos)
-      ext += (ext.empty() ? "" : " ") + std::string(f);
-  return model + " (" + (ext.empty() ? "no AVX2" : ext) + ")";
-}
-
 void write_study_report(const StudyConfig& c, double seconds) {
   ReportInfo info;
   const std::string size = study_size_name(c.size);
@@ -126,7 +108,7 @@ void write_study_report(const StudyConfig& c, double seconds) {
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
   info.date = date;
   info.machine = std::to_string(std::thread::hardware_concurrency()) + " CPU threads";
-  if (const std::string cpu = cpu_description(); !cpu.empty()) info.machine += ", " + cpu;
+  if (const std::string cpu = machine_description(); !cpu.empty()) info.machine += ", " + cpu;
   if (c.device == Device::cuda) info.machine += ", " + cuda_device_name();
   info.quick = c.quick;
   info.total_seconds = seconds;
@@ -170,8 +152,19 @@ void make_runs(const StudyConfig& c, const StudyPlan& p, int64_t jobs_flag, doub
   if (jobs == 0 && c.gpus > 0) jobs = static_cast<int>(c.gpus);  // one run per GPU
   if (jobs == 0 && (c.device == Device::cuda || runs.size() <= 1)) jobs = 1;
   if (jobs == 0) {
+    double load = NAN;
+    if (std::ifstream in("/proc/loadavg"); in) in >> load;
     const JobChoice choice = measure_jobs(c, p.runs.front(), cores);
     jobs = choice.jobs, measured = choice.tokens_per_s;
+    // kept beside the results: the report sets the study's own throughput against these
+    const std::string path = c.out + "/throughput.csv";
+    std::vector<ThroughputRow> rows;
+    if (fs::exists(path)) rows = read_rows<ThroughputRow>(path);
+    std::string machine = machine_description();
+    std::replace(machine.begin(), machine.end(), ',', ';');
+    rows.push_back(
+        {study_invocation(), machine, cores, jobs, choice.one_run, choice.runs_at_once, load});
+    write_rows(path, rows);
   }
   const Throughput speed = study_throughput(c, p, measured, jobs);
   std::fputs(eta_text(c, p, runs, speed).c_str(), stderr);
@@ -189,6 +182,7 @@ int cmd_experiments(int argc, char** argv) {
   Args a("experiments", experiment_flags(), argc, argv);
   if (a.help()) return std::puts(a.usage().c_str()), 0;
   auto t0 = std::chrono::steady_clock::now();
+  study_invocation();  // set once here: the jobs of this invocation share it
   StudyConfig c = config_from_flags(a);
   const int64_t jobs = a.integer("jobs", 0, 1, 1024);  // 0: the default of make_runs
   make_output_dirs(c);

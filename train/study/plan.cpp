@@ -56,7 +56,8 @@ RunSpec run_spec(const StudyConfig& c, const std::string& name, const std::strin
 
 // A next-token run evaluated at every length (scaling none); the model at 80% of the steps is
 // kept, for last20_gain.
-void add_lm_run(const StudyConfig& c, StudyPlan& p, const std::string& name, const TrainOptions& o) {
+void add_lm_run(const StudyConfig& c, StudyPlan& p, const std::string& name,
+                const TrainOptions& o) {
   p.runs.push_back(run_spec(c, name, StudyConfig::kStudyCorpus, o));
   if (last20_step(o.steps) > 0) p.runs.back().train.keep_steps = {last20_step(o.steps)};
   p.evals.push_back({name, pe_name(o.model.pe.kind), o.seed, ScalingKind::none});
@@ -67,8 +68,8 @@ int64_t budget_steps(const StudyConfig& c, int64_t divisor) {
   return std::max<int64_t>(1, c.steps / divisor);
 }
 int64_t branch_step(const StudyConfig& c, int64_t divisor) {
-  TrainOptions o = with_steps(base_options(c, StudyConfig::kStudyCorpus, "rope", 1),
-                              budget_steps(c, divisor));
+  TrainOptions o =
+      with_steps(base_options(c, StudyConfig::kStudyCorpus, "rope", 1), budget_steps(c, divisor));
   return lr_schedule(o).decay_start();
 }
 

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -32,6 +33,43 @@ double sum_timing(const Study& s) {
   return t;
 }
 
+// The corpus the runs were trained on (corpus.csv): files, bytes, SHA-256, source packages.
+std::string corpus_text(const Study& s) {
+  if (!s.corpus || s.corpus->empty()) return "not recorded (no corpus.csv)";
+  const CorpusRow& c = s.corpus->front();
+  return c.corpus + ": " + fmt_count(c.files) + " files, " + fmt_count(c.bytes) +
+         " bytes prepared, SHA-256 `" + c.sha256 + "`, from " + c.source +
+         "; val: " + fmt_count(c.val_files) + " whole files, " + fmt_count(c.val_bytes) +
+         " bytes as installed";
+}
+
+// The machines and invocations runs.csv records, with how many runs each made.
+std::string made_text(const Study& s, std::string RunRow::*field) {
+  std::map<std::string, long> n;
+  for (const auto& r : s.runs ? *s.runs : std::vector<RunRow>{})
+    ++n[(r.*field).empty() ? "not recorded" : r.*field];
+  std::vector<std::string> t;
+  for (const auto& [what, count] : n) t.push_back(what + " (" + std::to_string(count) + " runs)");
+  return t.empty() ? "n/a" : std::to_string(n.size()) + ": " + join(t);
+}
+
+// Val windows per evaluation length and the standard error of a main run's loss there (the
+// largest over main runs; extrapolation.csv loss_se).
+std::string windows_text(const Study& s) {
+  std::map<long, std::pair<long, double>> by_len;
+  for (const auto& e : s.eval ? *s.eval : std::vector<EvalRow>{}) {
+    if (e.run != kMain.name(e.pe, e.seed) || !(e.rope_scaling.empty() || e.rope_scaling == "none"))
+      continue;
+    auto& [windows, se] = by_len.try_emplace(e.len, 0, NAN).first->second;
+    windows = e.windows;
+    if (std::isfinite(e.loss_se)) se = std::isnan(se) ? e.loss_se : std::max(se, e.loss_se);
+  }
+  std::vector<std::string> t;
+  for (const auto& [L, w] : by_len)
+    t.push_back(std::to_string(L) + ": " + fmt_count(w.first) + " (SE ≤ " + fmt(w.second, 2) + ")");
+  return t.empty() ? "n/a" : join(t);
+}
+
 void setup_section(Markdown& md, const Study& s, const ReportInfo& info) {
   md.heading("Setup");
   md.para(
@@ -49,6 +87,9 @@ void setup_section(Markdown& md, const Study& s, const ReportInfo& info) {
            {{"date", info.date},
             {"machine", info.machine},
             {"command", "`" + info.command + "`"},
+            {"corpus", corpus_text(s)},
+            {"machines that made the runs", made_text(s, &RunRow::machine)},
+            {"invocations (start, UTC) that made the runs", made_text(s, &RunRow::invocation)},
             {"wall time of the invocation that wrote this report",
              duration(info.total_seconds) + " (finished runs and evaluations are reused)"},
             {"compute time of the study (sum of timing.csv)",
@@ -61,6 +102,9 @@ void setup_section(Markdown& md, const Study& s, const ReportInfo& info) {
             {"training length T0 (= shortest eval length)",
              s.train_len() ? std::to_string(s.train_len()) : "n/a"},
             {"evaluation lengths", lens.empty() ? "not run" : join(lens)},
+            {"val windows per length, every main run (the largest standard error of a main "
+             "run's loss over its windows, nats)",
+             windows_text(s)},
             {"runs in runs.csv", s.runs ? std::to_string(s.runs->size()) : "0"}});
   md.para(
       "The schemes: **none** (NoPE) adds nothing; **learned** adds a trained vector per "
@@ -84,7 +128,7 @@ void raw_section(Markdown& md, const Study& s) {
   std::string list;
   for (const char* f : {"runs.csv", "extrapolation.csv", "position_loss.csv", "attribution.csv",
                         "copy.csv", "rope_pairs.csv", "mlm.csv", "tasks.csv", "ngram.csv",
-                        "timing.csv", "attention.csv", "tuning.csv", "loc.csv"}) {
+                        "timing.csv", "attention.csv", "tuning.csv", "loc.csv", "corpus.csv"}) {
     list += fs::exists(s.dir + "/" + f) ? std::string("- [") + f + "](" + f + ")\n"
                                         : std::string("- ") + f + ": not produced\n";
   }
@@ -130,15 +174,15 @@ long count_scaling(const Study& s) {
   return n;
 }
 
-// SPEC 7.11: the parts of the plan, in the order the time limit cuts them, with the rows
-// the results folder holds for each; 0 rows = not in the results (cut, or not run yet).
+// The parts of the plan, in the order a time limit leaves them for a later invocation, with
+// the rows the results folder holds for each; 0 rows = not in the results (not run yet).
 void cut_section(Markdown& md, const Study& s) {
-  md.heading("What was cut");
+  md.heading("What is not done yet");
   long main = 0;
   for (const auto& pe : s.pes) main += group_runs(s, kMain, pe).size();
   const std::vector<std::tuple<std::string, std::string, long>> parts = {
       {"main runs <pe>_s<seed>", "runs.csv", main},
-      {"budget curve <pe>_b4_s1, <pe>_b2_s1", "runs.csv",
+      {"budget curve (branches) <pe>_b4_s<seed>, <pe>_b2_s<seed>", "runs.csv",
        count_runs(s, "", "_b4_s") + count_runs(s, "", "_b2_s")},
       {"attribution", "attribution.csv", count_rows(s.attribution)},
       {"copy at a distance", "copy.csv", count_rows(s.copy)},
@@ -149,20 +193,19 @@ void cut_section(Markdown& md, const Study& s) {
       {"task unscramble", "tasks.csv", count_tasks(s, "unscramble")},
       {"task reverse", "tasks.csv", count_tasks(s, "reverse")},
       {"task passkey", "tasks.csv", count_tasks(s, "passkey")},
-      {"kjv runs", "runs.csv", count_runs(s, "kjv_", "")},
       {"theta ablation rope_theta*", "runs.csv", count_runs(s, "rope_theta", "")},
       {"embedding swapped <pe>_<embedding>", "runs.csv",
        count_runs(s, "", "_gpt2_s") + count_runs(s, "learned_scaled", "")},
       {"t5 max_distance = T0 t5_dist*", "runs.csv", count_runs(s, "t5_dist", "")},
-      {"masked LM", "mlm.csv", count_rows(s.mlm)},
+      {"masked LM (break 2)", "mlm.csv", count_rows(s.mlm)},
       {"learning-rate grid", "tuning.csv", count_rows(s.tuning)}};
   Rows rows;
   for (const auto& [part, file, n] : parts) {
     rows.push_back({part, file, std::to_string(n), n == 0 ? "**not in the results**" : ""});
   }
   md.table(
-      "The parts of the study plan in the order a time limit cuts them (SPEC 7.11), with the "
-      "rows of their file in this folder (runs.csv: the runs of that name).",
+      "The parts of the study plan in the order a time limit leaves them for a later invocation, "
+      "with the rows of their file in this folder (runs.csv: the runs of that name).",
       {"part", "file", "rows", ""}, rows);
 }
 
@@ -182,7 +225,6 @@ void write_report_to(Markdown& md, const Study& s, const ReportInfo& info) {
   scaling_section(md, s);
   ablation_section(md, s);
   tasks_section(md, s);
-  kjv_section(md, s);
   figures_section(md, s);
   cost_section(md, s);
   cut_section(md, s);

@@ -13,17 +13,17 @@
 // Input files (tables.h has their columns; read by name through data/csv.h):
 //   runs.csv, extrapolation.csv, position_loss.csv, attribution.csv, copy.csv,
 //   rope_pairs.csv, mlm.csv, tasks.csv, ngram.csv, timing.csv, attention.csv, tuning.csv,
-//   loc.csv, and curves/<run>.csv (each run's log.csv, train/log.h). Every file is optional:
-//   a missing one (or one that holds only its header) turns its sections into "not run".
+//   loc.csv, corpus.csv, throughput.csv, and curves/<run>.csv (each run's log.csv, train/log.h).
+//   Every file is optional: a missing one (or one that holds only its header) turns its sections
+//   into "not run".
 //
 // Which run is which is read from its name, as the study's plan (plan.cpp) writes them:
-//   main runs       <pe>_s<seed>             (budget B)
-//   budget curve    <pe>_b4_s1, <pe>_b2_s1   (B/4, B/2; evaluated at T0 only)
-//   long corpus     kjv_<pe>_s<seed>
-//   ablations       rope_theta10_s<seed>, rope_theta1e6_s<seed>, <pe>_<embedding>_s<seed>
-//                   (the swapped embedding), t5_dist<T0>_s<seed>, rope_pi<s>_s<seed> (linear
-//                   interpolation after a fine-tune)
-//   masked LM       mlm_<pe>_s<seed>
+//   main runs       <pe>_s<seed>                   (budget B)
+//   budget curve    <pe>_b4_s<seed>, <pe>_b2_s<seed>  (cooldown branches of the main runs at
+//                                                   B/4, every length, and B/2, T0 only)
+//   breaks and      rope_theta10_s<seed>, rope_theta1e6_s<seed>, mlm_<pe>_s<seed>,
+//   ablations       <pe>_<embedding>_s<seed> (the swapped embedding), t5_dist<T0>_s<seed>:
+//                   all at B/4; rope_pi<s>_s<seed> (linear interpolation after a fine-tune)
 // Task results are rows of tasks.csv (task, pe, seed), not runs.
 //
 // Statistics (stats.h): a number over seeds is the mean of the losses (nats); with 3 or more
@@ -37,9 +37,10 @@
 //   report.cpp                 write_report, setup, what was cut, raw data
 //   report_headline.cpp        the headline table, the budget curve (converged or not)
 //   report_convergence.cpp     budget curve, learning-rate grids, cost, every run
-//   report_extrapolation.cpp   extrapolation, sliding window, RoPE scaling, kjv
+//   report_extrapolation.cpp   extrapolation, sliding window, RoPE scaling
 //   report_probes.cpp          attribution, copy at a distance, RoPE pairs (tables, figures)
-//   report_ablations.cpp       theta, embedding, T5 distance, masked LM, the figures' section
+//   report_ablations.cpp       the break experiments (no PE, masked LM, theta, 4096 unscaled),
+//                              embedding, T5 distance, the figures' section
 //   report_tasks.cpp           unscramble, reverse, passkey
 //   report_plots.cpp           figures from the results: lengths, positions, curves
 //   report_figures.cpp         RoPE from the formula, attention, tasks
@@ -80,8 +81,8 @@ struct Group {
     return prefix + pe + suffix + "_s" + std::to_string(seed);
   }
 };
-inline const Group kMain{"", ""}, kKjv{"kjv_", ""}, kTheta10{"", "_theta10"},
-    kTheta1e6{"", "_theta1e6"}, kMlm{"mlm_", ""}, kB4{"", "_b4"}, kB2{"", "_b2"};
+inline const Group kMain{"", ""}, kTheta10{"", "_theta10"}, kTheta1e6{"", "_theta1e6"},
+    kMlm{"mlm_", ""}, kB4{"", "_b4"}, kB2{"", "_b2"};
 // The swapped-embedding ablation of scheme pe: learned_scaled, the others <pe>_gpt2.
 Group swapped_group(const std::string& pe);
 // The embedding of pe's main runs (learned: gpt2, the others: scaled) and of its swap.
@@ -105,6 +106,8 @@ struct Study {
   std::optional<std::vector<AttentionRow>> attention;
   std::optional<std::vector<TuningRow>> tuning;
   std::optional<std::vector<LocRow>> loc;
+  std::optional<std::vector<CorpusRow>> corpus;
+  std::optional<std::vector<ThroughputRow>> throughput;
 
   std::vector<std::string> pes;  // schemes with main runs (runs.csv or extrapolation.csv)
   std::vector<long> lengths;     // evaluation lengths of the main runs, ascending
@@ -142,6 +145,8 @@ std::map<long, PerSeed> position_losses(const Study& s, const Group& g, const st
 PerSeed val_loss_per_seed(const Study& s, const Group& g, const std::string& pe);
 PerSeed gain_per_seed(const Study& s, const Group& g, const std::string& pe);
 PerSeed train_loss_per_seed(const Study& s, const Group& g, const std::string& pe);
+// The corpus of the main runs (runs.csv), else of ngram.csv's first row; "" without either.
+std::string main_corpus(const Study& s);
 // ngram.csv: the val loss of the n-gram of `corpus` (NaN if absent).
 double ngram_loss(const Study& s, const std::string& corpus, long n);
 // RoPE scalings in extrapolation.csv: none first, then linear, ntk, dynamic, yarn, the rest.
@@ -150,10 +155,12 @@ std::vector<std::string> rope_scalings(const Study& s);
 std::vector<long> group_lengths(const Study& s, const Group& g);
 // The 95% interval of per-seed values.
 Interval interval_of(const PerSeed& v);
-// The budget curve (SPEC 7.2): val loss at T0 (runs.csv) of <pe>_b4_s1, <pe>_b2_s1 and the
-// main run of seed 1 (NaN where a run is missing). converged: the last doubling B/2 -> B
-// bought at most kConvergedNats (NaN-safe: false when either end is missing).
+// The budget curve: val loss at T0 (runs.csv) of the B/4 and B/2 cooldown branches
+// <pe>_b4_s<seed>, <pe>_b2_s<seed> and the main runs <pe>_s<seed>, on the seeds that hold all
+// three; b4, b2, b their means (NaN where none). converged: the last doubling B/2 -> B bought
+// at most kConvergedNats on average (NaN-safe: false when either end is missing).
 struct Budget {
+  PerSeed at_b4, at_b2, at_b;
   double b4 = NAN, b2 = NAN, b = NAN;
   double last_gain() const { return b2 - b; }
   bool known() const { return std::isfinite(b2) && std::isfinite(b); }

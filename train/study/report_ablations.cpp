@@ -1,6 +1,7 @@
-// report_ablations.cpp — the ablations (RoPE theta, the swapped embedding, T5's max distance,
-// the masked LM without a causal mask) and the figures drawn from formulas and attention
-// weights.
+// report_ablations.cpp — the seed text's four break experiments (no PE; no mask and no PE, a
+// masked LM; RoPE theta 10 and 1e6; 4096 unscaled), the ablations (the swapped embedding, T5's
+// max distance), each trained at B/4 and read against the main runs' B/4 branches, and the
+// figures drawn from formulas and attention weights.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -37,8 +38,25 @@ std::vector<std::string> ablation_row(const Study& s, const std::string& label, 
   return row;
 }
 
+// Breaks 1 and 4: the main runs without a PE and RoPE unscaled, at every length.
+void no_pe_break(Markdown& md, const Study& s) {
+  md.heading("1. No PE, and 4. 4096 unscaled", 3);
+  const auto none = group_seeds(s, kMain, "none"), rope = group_seeds(s, kMain, "rope");
+  if (!s.eval || none.empty() || rope.empty())
+    return md.not_run("extrapolation.csv", "rows of none_s<seed> and rope_s<seed>");
+  auto h = len_header(s.lengths, "main runs (B)");
+  h.insert(h.begin() + 1, "seeds");
+  md.table(
+      "Break 1 takes the PE away (the main `none` runs: the causal mask is the only source of "
+      "order); break 4 evaluates RoPE at lengths up to 16 T0 without any scaling (the main "
+      "`rope` runs). Val perplexity per length, exp of the mean loss over the seeds listed "
+      "(3+ seeds: with the 95% interval, lower end clamped at 1*).",
+      h,
+      {ablation_row(s, "none", kMain, "none", none), ablation_row(s, "rope", kMain, "rope", rope)});
+}
+
 void theta_ablation(Markdown& md, const Study& s) {
-  md.heading("RoPE base theta", 3);
+  md.heading("3. RoPE base theta", 3);
   const auto seeds10 = group_seeds(s, kTheta10, "rope"),
              seeds1e6 = group_seeds(s, kTheta1e6, "rope");
   if (!s.eval || (seeds10.empty() && seeds1e6.empty())) {
@@ -48,15 +66,16 @@ void theta_ablation(Markdown& md, const Study& s) {
   all.insert(seeds1e6.begin(), seeds1e6.end());
   Rows rows = {
       ablation_row(s, "10", kTheta10, "rope", seeds10),
-      ablation_row(s, "10000 (main runs, same seeds)", kMain, "rope", {all.begin(), all.end()}),
+      ablation_row(s, "10000 (B/4 branches, same seeds)", kB4, "rope", {all.begin(), all.end()}),
       ablation_row(s, "1e6", kTheta1e6, "rope", seeds1e6)};
   auto h = len_header(s.lengths, "theta");
   h.insert(h.begin() + 1, "seeds");
   md.table(
       "RoPE models that differ only in theta (pair i turns by p·theta^(-2i/D) at position p): "
       "val perplexity per length, exp of the mean loss over the seeds listed (3+ seeds: with "
-      "the 95% interval, lower end clamped at 1*; 2 seeds: both values); theta 10000 is the "
-      "main RoPE runs of the same seeds.",
+      "the 95% interval, lower end clamped at 1*; 2 seeds: both values); all trained at B/4 "
+      "with the same schedule; theta 10000 is the main RoPE runs' B/4 branches of the same "
+      "seeds.",
       h, rows);
   md.figure(plot_rope_theta(s), "RoPE theta",
             "RoPE val perplexity against length per theta, exp of the mean loss over seeds; "
@@ -71,7 +90,7 @@ void embedding_ablation(Markdown& md, const Study& s) {
     const auto seeds = group_seeds(s, g, pe);
     if (seeds.empty() || !s.eval) continue;
     rows.push_back(
-        ablation_row(s, pe + ", " + canonical_embedding(pe) + " (main)", kMain, pe, seeds));
+        ablation_row(s, pe + ", " + canonical_embedding(pe) + " (B/4 branch)", kB4, pe, seeds));
     rows.push_back(ablation_row(s, pe + ", " + swapped_embedding(pe), g, pe, seeds));
   }
   if (rows.empty()) return md.not_run("extrapolation.csv", "rows of <pe>_<embedding> runs");
@@ -81,8 +100,9 @@ void embedding_ablation(Markdown& md, const Study& s) {
       "embedding = scaled multiplies the token vectors by sqrt(d) before the position is added "
       "(the Transformer paper's convention); gpt2 adds the position table to the unscaled "
       "token vectors (GPT-2's). The main runs use gpt2 for learned, scaled for the others; "
-      "each swapped run against the main runs of the same seeds. Val perplexity per length, "
-      "exp of the mean loss (3+ seeds: with the 95% interval; 2 seeds: both values).",
+      "each swapped run (trained at B/4) against the main runs' B/4 branches of the same seeds. "
+      "Val perplexity per length, exp of the mean loss (3+ seeds: with the 95% interval; 2 "
+      "seeds: both values).",
       h, rows);
 }
 
@@ -93,17 +113,18 @@ void t5_distance_ablation(Markdown& md, const Study& s) {
   if (seeds.empty() || !s.eval) return md.not_run("extrapolation.csv", "rows of t5_dist runs");
   auto h = len_header(s.lengths, "t5");
   h.insert(h.begin() + 1, "seeds");
-  md.table(
-      "T5's relative-position buckets with max_distance = T0 (" + std::to_string(s.train_len()) +
-          ") against the main T5 runs of the same seeds: val perplexity per length, exp of the "
-          "mean loss (3+ seeds: with the 95% interval; 2 seeds: both values).",
-      h,
-      {ablation_row(s, "main", kMain, "t5", seeds),
-       ablation_row(s, "max_distance = T0", g, "t5", seeds)});
+  md.table("T5's relative-position buckets with max_distance = T0 (" +
+               std::to_string(s.train_len()) +
+               "), trained at B/4, against the main T5 runs' B/4 branches of the same seeds: val "
+               "perplexity per length, exp of the mean loss (3+ seeds: with the 95% interval; 2 "
+               "seeds: both values).",
+           h,
+           {ablation_row(s, "B/4 branch", kB4, "t5", seeds),
+            ablation_row(s, "max_distance = T0", g, "t5", seeds)});
 }
 
 void mlm_ablation(Markdown& md, const Study& s) {
-  md.heading("No causal mask: a masked LM, NoPE against a PE", 3);
+  md.heading("2. No causal mask and no PE: a masked LM, NoPE against RoPE", 3);
   if (!s.mlm) return md.not_run("mlm.csv");
   md.para(
       "Without the causal mask next-token loss is ill-posed (every position sees its own "
@@ -136,11 +157,13 @@ void mlm_ablation(Markdown& md, const Study& s) {
 }  // namespace
 
 void ablation_section(Markdown& md, const Study& s) {
-  md.heading("Ablations");
+  md.heading("The seed text's break experiments");
+  no_pe_break(md, s);
+  mlm_ablation(md, s);
   theta_ablation(md, s);
+  md.heading("Ablations");
   embedding_ablation(md, s);
   t5_distance_ablation(md, s);
-  mlm_ablation(md, s);
 }
 
 namespace {

@@ -43,18 +43,23 @@ void budget_table(Markdown& md, const Study& s) {
   for (const auto& pe : s.pes) {
     const Budget b = budget_of(s, pe);
     const std::string r = rank_text(r4, pe) + ", " + rank_text(r2, pe) + ", " + rank_text(r1, pe);
-    rows.push_back({pe, fmt(b.b4), fmt(b.b2), fmt(b.b), fmt_signed(b.b4 - b.b2),
-                    fmt_signed(b.last_gain()), b.known() ? (b.converged() ? "yes" : "no") : "n/a",
-                    r, changed(r4, pe, r1) || changed(r2, pe, r1) ? "changes" : ""});
+    rows.push_back({pe, std::to_string(b.at_b.size()), fmt_loss(b.at_b4), fmt_loss(b.at_b2),
+                    fmt_loss(b.at_b), fmt_nats(paired_difference(b.at_b4, b.at_b2)),
+                    fmt_nats(paired_difference(b.at_b2, b.at_b)),
+                    b.known() ? (b.converged() ? "yes" : "no") : "n/a", r,
+                    changed(r4, pe, r1) || changed(r2, pe, r1) ? "changes" : ""});
   }
   md.table(
-      "The budget curve (seed 1): val loss (nats) at T0 of runs trained with B/4, B/2 and B "
-      "tokens (<pe>_b4_s1, <pe>_b2_s1, <pe>_s1; each its own run with its own schedule; "
-      "runs.csv val_loss). gain = the loss at the smaller budget minus at the larger. "
-      "converged = the last doubling B/2 → B bought at most 0.02 nats. rank = the scheme's "
-      "place by val loss among the schemes at B/4, B/2, B (1 = lowest); `changes` where the "
-      "three ranks differ.",
-      {"pe", "B/4", "B/2", "B", "gain B/4→B/2", "gain B/2→B", "converged", "rank B/4, B/2, B", ""},
+      "The budget curve: val loss (nats) at T0 at B/4, B/2 and B tokens, mean over the seeds "
+      "± the 95% half-width (3+ seeds; runs.csv val_loss). B is the main run <pe>_s<seed>; B/4 "
+      "and B/2 are its cooldown branches <pe>_b4_s<seed>, <pe>_b2_s<seed>: its constant-phase "
+      "state at 0.8 B/4 (0.8 B/2) decayed over the last 0.2 B/4 (0.2 B/2) steps, the same model "
+      "as a run trained straight to that budget with the same schedule. gain = the loss at the "
+      "smaller budget minus at the larger, paired by seed. converged = the last doubling "
+      "B/2 → B bought at most 0.02 nats (mean over seeds). rank = the scheme's place by mean "
+      "val loss at B/4, B/2, B (1 = lowest); `changes` where the ranks differ.",
+      {"pe", "seeds", "B/4", "B/2", "B", "gain B/4→B/2", "gain B/2→B", "converged",
+       "rank B/4, B/2, B", ""},
       rows);
 }
 
@@ -78,10 +83,10 @@ void budget_section(Markdown& md, const Study& s) {
   if (!s.runs || s.pes.empty()) return md.not_run("runs.csv", "main runs");
   budget_table(md, s);
   md.figure(plot_budget(s), "budget curve",
-            "val loss at T0 against the training budget (tokens, log x axis), seed 1, one line "
-            "per scheme: B/4, B/2, B; grey dashed: the add-k n-gram models.");
+            "val loss at T0 against the training budget (tokens, log x axis), mean over seeds, "
+            "one line per scheme: B/4, B/2, B; grey dashed: the add-k n-gram models.");
   ngram_table(md, s);
-  md.figure(plot_training_curves(s, kMain, "fortunes", "training_curves"), "training curves",
+  md.figure(plot_training_curves(s, kMain, main_corpus(s), "training_curves"), "training curves",
             "val loss (nats) against training step, one line per main run (seed 1 solid, later "
             "seeds dashed), one colour per scheme; grey dashed: the add-k n-gram models.");
 }
@@ -137,6 +142,10 @@ void timing_table(Markdown& md, const Study& s) {
     const auto [n, secs] = by_kind[k];
     rows.push_back({k, std::to_string(n), duration(secs), fmt_percent(secs / total)});
   }
+  const double evals = by_kind["eval"].second + by_kind["probe"].second;
+  rows.push_back({"evaluation (eval + probe)",
+                  std::to_string(by_kind["eval"].first + by_kind["probe"].first), duration(evals),
+                  fmt_percent(evals / total)});
   rows.push_back({"**total**", std::to_string(s.timing->size()), duration(total), "100.0%"});
   md.table(
       "Compute time of the study: timing.csv holds every stage that computed something (a "
@@ -145,6 +154,38 @@ void timing_table(Markdown& md, const Study& s) {
       "per core) each count their own wall time, so with N jobs the sum is up to N times the "
       "wall time of the study.",
       {"stage kind", "stages", "seconds", "share"}, rows);
+}
+
+// Per invocation: what it measured first (throughput.csv), and the training tokens/s its main
+// runs made (the last row of each log), summed over the runs it made at once.
+void throughput_table(Markdown& md, const Study& s) {
+  if (!s.throughput) return md.not_run("throughput.csv");
+  Rows rows;
+  for (const auto& t : *s.throughput) {
+    std::vector<double> tps;
+    for (const auto& r : s.runs ? *s.runs : std::vector<RunRow>{}) {
+      const auto it = s.curves.find(r.run);
+      if (r.invocation == t.invocation && r.run == kMain.name(r.pe, r.seed) &&
+          it != s.curves.end() && !it->second.empty())
+        tps.push_back(it->second.back().tokens_per_s);
+    }
+    const double sum = tps.empty() ? NAN : mean_interval(tps).mean * t.jobs;
+    rows.push_back(
+        {t.invocation, t.machine, std::to_string(t.cores), fmt(t.load, 2), std::to_string(t.jobs),
+         fmt_count(std::lround(t.one_run)), fmt_count(std::lround(t.runs_at_once)),
+         std::to_string(tps.size()), std::isfinite(sum) ? fmt_count(std::lround(sum)) : "n/a",
+         std::isfinite(sum) ? fmt_percent(sum / std::max(t.one_run, t.runs_at_once)) : "n/a"});
+  }
+  md.table(
+      "Training throughput (tokens/s) per invocation of the study. Measured first, with short "
+      "copies of a main run (load = the 1-minute load average just before: near 0 means the "
+      "machine was idle): one run on every core, and one run per core on one thread each, "
+      "summed; the faster way sets how many runs it made at once (jobs). Then the main runs it "
+      "made: the throughput of each (its log's last row, training steps only) times jobs, "
+      "against the faster of the two measured first.",
+      {"invocation (UTC)", "machine", "cores", "load", "jobs", "one run, all cores",
+       "runs at once, summed", "main runs", "study, summed", "of measured"},
+      rows);
 }
 
 void loc_table(Markdown& md, const Study& s) {
@@ -181,6 +222,7 @@ void loc_table(Markdown& md, const Study& s) {
 void cost_section(Markdown& md, const Study& s) {
   md.heading("Cost: compute time, lines of code");
   timing_table(md, s);
+  throughput_table(md, s);
   loc_table(md, s);
 }
 

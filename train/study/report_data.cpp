@@ -80,6 +80,8 @@ Study load_study(const std::string& dir) {
   s.attention = read_optional<AttentionRow>(dir + "/attention.csv");
   s.tuning = read_optional<TuningRow>(dir + "/tuning.csv");
   s.loc = read_optional<LocRow>(dir + "/loc.csv");
+  s.corpus = read_optional<CorpusRow>(dir + "/corpus.csv");
+  s.throughput = read_optional<ThroughputRow>(dir + "/throughput.csv");
   find_schemes(s);
   return s;
 }
@@ -257,11 +259,21 @@ Group swapped_group(const std::string& pe) {
 }
 
 Budget budget_of(const Study& s, const std::string& pe) {
-  const auto loss_of = [&](const Group& g) {
-    const PerSeed v = val_loss_per_seed(s, g, pe);
-    return v.count(1) ? v.at(1) : NAN;
-  };
-  return {loss_of(kB4), loss_of(kB2), loss_of(kMain)};
+  Budget b;
+  const PerSeed b4 = val_loss_per_seed(s, kB4, pe), b2 = val_loss_per_seed(s, kB2, pe),
+                b1 = val_loss_per_seed(s, kMain, pe);
+  for (const auto& [seed, v] : b1)  // the seeds that hold all three budgets
+    if (b4.count(seed) && b2.count(seed))
+      b.at_b4[seed] = b4.at(seed), b.at_b2[seed] = b2.at(seed), b.at_b[seed] = v;
+  const auto mean = [](const PerSeed& v) { return v.empty() ? NAN : interval_of(v).mean; };
+  b.b4 = mean(b.at_b4), b.b2 = mean(b.at_b2), b.b = mean(b.at_b);
+  return b;
+}
+
+std::string main_corpus(const Study& s) {
+  for (const auto& r : s.runs ? *s.runs : std::vector<RunRow>{})
+    if (r.run == kMain.name(r.pe, r.seed)) return r.corpus;
+  return s.ngram && !s.ngram->empty() ? s.ngram->front().corpus : "";
 }
 
 PerSeed paired_difference(const PerSeed& a, const PerSeed& b) {

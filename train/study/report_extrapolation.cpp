@@ -1,5 +1,5 @@
 // report_extrapolation.cpp — the sections on lengths past T0: perplexity per scheme and
-// length, the sliding-window comparison, RoPE scaling on every seed, and the same on kjv.
+// length, the sliding-window comparison, RoPE scaling on every seed.
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -162,29 +162,6 @@ void scaling_section(Markdown& md, const Study& s) {
   md.figure(plot_rope_scaling_position(s), "RoPE scaling: loss against position",
             "RoPE loss per position bucket in the longest windows per scaling, mean over seeds; "
             "band: the 95% t interval (3+ seeds) or the two seeds' values (2 seeds).");
-}
-
-void kjv_section(Markdown& md, const Study& s) {
-  md.heading("Long-range corpus: kjv");
-  const std::vector<std::string> pes = group_pes(s, kKjv);
-  const std::vector<long> lens = group_lengths(s, kKjv);
-  if (pes.empty() || lens.empty()) {
-    return md.not_run("extrapolation.csv", "rows of kjv runs (kjv_<pe>_s<seed>)");
-  }
-  md.para(
-      "The main schemes trained on the King James Bible (long, continuous text) and evaluated "
-      "the same way; the n-gram lines are kjv's.");
-  md.table(
-      "kjv: val perplexity per scheme and length, exp of the mean loss over seeds (3+ seeds: "
-      "with the 95% interval, lower end clamped at 1*; 2 seeds: both values).",
-      len_header(lens, "pe"), ppl_rows(s, kKjv, pes, lens));
-  md.table("kjv: " + std::string(kGapMeaning), len_header(lens, "pe"),
-           gap_rows(s, kKjv, pes, lens));
-  md.figure(plot_ppl_vs_length(s, kKjv, "kjv_ppl_vs_length"), "kjv: perplexity against length",
-            "kjv val perplexity against length, exp of the mean loss over seeds; band as in "
-            "the perplexity figure above.");
-  md.figure(plot_training_curves(s, kKjv, "kjv", "training_curves_kjv"), "kjv training curves",
-            "kjv val loss against step, with kjv's add-k n-gram lines (grey dashed).");
 }
 
 }  // namespace poslab::report_detail

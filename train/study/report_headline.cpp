@@ -1,6 +1,7 @@
-// report_headline.cpp — the table REPORT.md opens with (SPEC 7.10): one row per scheme and per
-// reference (RoPE + YaRN, RoPE theta = 10, RoPE read through a sliding window, the 3- and
-// 5-gram), every cell read from the CSVs by the rule its caption states.
+// report_headline.cpp — the two tables REPORT.md opens with, every cell read from the CSVs by the
+// rule its caption states: Table 1, the seed text's columns and the quality at T0, one row per
+// scheme and per reference (RoPE + YaRN, RoPE theta = 10, RoPE read through a sliding window,
+// the 3- and 5-gram); Table 2, how much of its context each scheme uses, inside and past T0.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -17,18 +18,16 @@ namespace {
 struct Line {
   std::string label, pe;
   bool main = false;
-  std::function<PerSeed(long L)> loss;           // val loss at length L, per seed
-  std::function<PerSeed(long L, int k)> unseen;  // loss_unseen_k at length L, per seed
-  std::string loc_key;                           // loc.csv schemes whose lines add up, '+'
+  std::function<PerSeed(long L)> loss;  // val loss at length L, per seed
+  std::string loc_key;                  // loc.csv schemes whose lines add up, '+'
 };
 
-// The sliding-window loss on positions [T0, 4T0) (k = 1) or [8T0, 16T0) (k = 2) of the
-// windows of length L, per seed: the mean of position_loss.csv's sliding_loss over the
-// buckets in that range, weighted by their widths; only where the buckets tile the range.
-PerSeed sliding_unseen(const Study& s, long L, int k) {
-  const long T0 = s.train_len(), a = k == 1 ? T0 : 8 * T0, b = k == 1 ? 4 * T0 : 16 * T0;
+// A measure of position_loss.csv on positions [a, b) of the windows of length L, per seed: the
+// mean over the buckets in that range, weighted by their widths; only where they tile it.
+PerSeed range_measure(const Study& s, const std::string& pe, const std::string& scaling, long L,
+                      long a, long b, Measure m) {
   std::map<long, long> ends;
-  const auto buckets = position_losses(s, kMain, "rope", L, &ends, "none", Measure::sliding);
+  const auto buckets = position_losses(s, kMain, pe, L, &ends, scaling, m);
   std::map<long, std::pair<double, long>> sums;  // seed -> (sum of loss x width, width)
   for (const auto& [start, per_seed] : buckets) {
     if (start < a || ends[start] > b) continue;
@@ -43,16 +42,22 @@ PerSeed sliding_unseen(const Study& s, long L, int k) {
   return out;
 }
 
+// extrapolation.csv at T0: loss_window32 - loss per seed (what context beyond 32 tokens buys).
+PerSeed context_gain(const Study& s, const std::string& pe) {
+  PerSeed out;
+  for (const auto& e : s.eval ? *s.eval : std::vector<EvalRow>{})
+    if (e.pe == pe && e.len == s.train_len() && e.run == kMain.name(pe, e.seed) &&
+        (e.rope_scaling.empty() || e.rope_scaling == "none") && std::isfinite(e.loss_window32))
+      out[e.seed] = e.loss_window32 - e.loss;
+  return out;
+}
+
 std::vector<Line> headline_lines(const Study& s) {
   std::vector<Line> out;
   const auto group_line = [&](const std::string& label, const Group& g, const std::string& pe,
                               const std::string& scaling, Measure m) {
-    Line l{label, pe, false, nullptr, nullptr, pe};
+    Line l{label, pe, false, nullptr, pe};
     l.loss = [&s, g, pe, scaling, m](long L) { return eval_per_seed(s, g, pe, L, scaling, m); };
-    l.unseen = [&s, g, pe, scaling, m](long L, int k) {
-      return m == Measure::loss ? unseen_per_seed(s, g, pe, L, k, scaling)
-                                : sliding_unseen(s, L, k);
-    };
     return l;
   };
   for (const auto& pe : s.pes) {
@@ -96,19 +101,18 @@ long params_added(const Study& s, const std::string& pe) {
   return p < 0 || none < 0 ? -1 : p - none;
 }
 
-// runs.csv: 1000 train_seconds / steps of group g's runs of pe, mean over seeds.
-double ms_per_step(const Study& s, const Group& g, const std::string& pe) {
-  std::vector<double> v;
-  for (const RunRow* r : group_runs(s, g, pe)) {
-    if (r->steps > 0) v.push_back(1000 * r->train_seconds / r->steps);
-  }
-  return mean_interval(v).mean;
-}
-
-std::string converged_cell(const Study& s, const std::string& pe) {
-  const Budget b = budget_of(s, pe);
-  if (!b.known()) return "n/a";
-  return std::string(b.converged() ? "yes" : "no") + " (" + fmt_signed(b.last_gain()) + ")";
+// The ranks of the main schemes by mean val loss at B/4 and at B: "3 → 2", "held" when equal.
+std::string rank_cell(const Study& s, const std::string& pe) {
+  const auto rank_at = [&](double Budget::*at) {
+    const double mine = budget_of(s, pe).*at;
+    if (!std::isfinite(mine)) return 0;
+    int r = 1;
+    for (const auto& other : s.pes) r += (budget_of(s, other).*at) < mine;
+    return r;
+  };
+  const int r4 = rank_at(&Budget::b4), r1 = rank_at(&Budget::b);
+  if (r4 == 0 || r1 == 0) return "n/a";
+  return std::to_string(r4) + " → " + std::to_string(r1) + (r4 == r1 ? " (held)" : "");
 }
 
 Rows line_rows(const Study& s, const std::vector<Line>& lines, const HeadlineColumns& c) {
@@ -118,17 +122,12 @@ Rows line_rows(const Study& s, const std::vector<Line>& lines, const HeadlineCol
   for (const Line& l : lines) {
     const PerSeed at_t0 = l.loss(T0);
     const long lines_n = lines_of(s, l.loc_key), added = params_added(s, l.pe);
-    const Group& g = l.label.find("theta") != std::string::npos ? kTheta10 : kMain;
-    rows.push_back(
-        {l.label, std::to_string(at_t0.size()),
-         at_t0.empty() ? "n/a" : fmt(std::exp(interval_of(at_t0).mean)), fmt_ppl(l.loss(c.mid)),
-         fmt_ppl(l.loss(c.far)), lines_n < 0 ? "n/a" : fmt_count(lines_n), fmt_loss(at_t0),
-         fmt_nats(paired_difference(at_t0, rope)), fmt_loss(l.unseen(c.far, 1)),
-         fmt_loss(l.unseen(c.far, 2)),
-         l.main ? fmt_nats(copy_gain_per_seed(s, l.pe, c.copy_d)) : "n/a",
-         l.main ? passkey_cell(s, l.pe, 4) : "n/a", l.main ? passkey_cell(s, l.pe, 16) : "n/a",
-         added < 0 ? "n/a" : fmt_count(added), fmt(ms_per_step(s, g, l.pe), 3),
-         l.main ? converged_cell(s, l.pe) : "n/a"});
+    rows.push_back({l.label, std::to_string(at_t0.size()),
+                    at_t0.empty() ? "n/a" : fmt(std::exp(interval_of(at_t0).mean)),
+                    fmt_ppl(l.loss(c.mid)), fmt_ppl(l.loss(c.far)),
+                    lines_n < 0 ? "n/a" : fmt_count(lines_n), fmt_loss(at_t0),
+                    fmt_nats(paired_difference(at_t0, rope)), added < 0 ? "n/a" : fmt_count(added),
+                    l.main ? rank_cell(s, l.pe) : "n/a"});
   }
   return rows;
 }
@@ -137,14 +136,34 @@ Rows line_rows(const Study& s, const std::vector<Line>& lines, const HeadlineCol
 void ngram_rows(const Study& s, Rows& rows) {
   const PerSeed rope = eval_per_seed(s, kMain, "rope", s.train_len());
   for (const long n : {3L, 5L}) {
-    const double v = ngram_loss(s, "fortunes", n);
+    const double v = ngram_loss(s, main_corpus(s), n);
     if (std::isnan(v)) continue;
     PerSeed diff;
     for (const auto& [seed, x] : rope) diff[seed] = v - x;
     const std::string ppl = fmt(std::exp(v));
     rows.push_back({std::to_string(n) + "-gram", "", ppl, ppl, ppl, "n/a", fmt(v), fmt_nats(diff),
-                    fmt(v), fmt(v), "n/a", "n/a", "n/a", "n/a", "n/a", "n/a"});
+                    "n/a", "n/a"});
   }
+}
+
+// Table 2: the main schemes and RoPE + YaRN.
+Rows context_rows(const Study& s, const HeadlineColumns& c) {
+  const long T0 = s.train_len();
+  Rows rows;
+  const auto add = [&](const std::string& label, const std::string& pe,
+                       const std::string& scaling) {
+    const bool main = scaling == "none";
+    rows.push_back({label, main ? fmt_nats(context_gain(s, pe)) : "n/a",
+                    fmt_nats(range_measure(s, pe, scaling, c.far, T0, c.far, Measure::gap)),
+                    main ? fmt_nats(copy_gain_per_seed(s, pe, c.copy_near)) : "n/a",
+                    main ? fmt_nats(copy_gain_per_seed(s, pe, c.copy_d)) : "n/a",
+                    fmt_loss(unseen_per_seed(s, kMain, pe, c.far, 1, scaling)),
+                    fmt_loss(unseen_per_seed(s, kMain, pe, c.far, 2, scaling)),
+                    main ? passkey_cell(s, pe, 4) : "n/a", main ? passkey_cell(s, pe, 16) : "n/a"});
+  };
+  for (const auto& pe : s.pes) add(pe, pe, "none");
+  if (!group_seeds(s, kMain, "rope").empty()) add("rope + yarn", "rope", "yarn");
+  return rows;
 }
 
 }  // namespace
@@ -154,6 +173,7 @@ HeadlineColumns headline_columns(const Study& s) {
   const long T0 = s.train_len();
   c.mid = 4 * T0, c.far = 16 * T0;
   c.copy_d = nearest_distance(s, 4 * T0);
+  c.copy_near = nearest_distance(s, T0 / 4);
   return c;
 }
 
@@ -165,10 +185,11 @@ void headline_section(Markdown& md, const Study& s) {
   ngram_rows(s, rows);
   const std::string T0 = std::to_string(s.train_len()), mid = std::to_string(c.mid),
                     far = std::to_string(c.far);
-  const std::string d = c.copy_d > 0 ? std::to_string(c.copy_d) : "n/a";
+  const std::string d = c.copy_d > 0 ? std::to_string(c.copy_d) : "n/a",
+                    near = c.copy_near > 0 ? std::to_string(c.copy_near) : "n/a";
   md.table(
-      "Per scheme (main runs, budget B) and per reference. **train ppl** = exp of the mean "
-      "over seeds of the val loss at L = T0 = " +
+      "Per scheme (main runs, budget B) and per reference. **train ppl** = exp of "
+      "the mean over seeds of the val loss at L = T0 = " +
           T0 +
           " (extrapolation.csv), not of the training loss. **ppl L** = exp of the mean val "
           "loss over every val window of length L read from position 0; with 3 or more seeds "
@@ -176,27 +197,35 @@ void headline_section(Markdown& md, const Study& s) {
           "end below 1 is clamped at 1 and printed 1*. **lines** = lines of the scheme's files "
           "under posenc/ (loc.csv; yarn adds rope_scaling). **loss T0** = val loss (nats) at "
           "T0, ± the 95% half-width; **Δ rope** = the loss at T0 minus RoPE's, paired by seed "
-          "(n-grams: minus each RoPE seed). **unseen** = loss on positions [T0, 4T0) and "
-          "[8T0, 16T0) of the windows of length " +
-          far +
-          " (loss_unseen_1/2). **copy gain** = loss_control − loss_planted (nats per "
-          "character, copy.csv) at d = " +
-          d +
-          ", the distance nearest 4T0. **passkey** = exact-match accuracy at the test length "
-          "nearest 4× and 16× the training length (n/a if none is within a factor √2), mean "
-          "over the seeds that reach at least 90% "
-          "in distribution (test length ≤ training length), with how many qualified. "
-          "**params +** = parameters of the model minus NoPE's (loc.csv). **ms/step** = "
-          "train_seconds / steps (runs.csv), mean over seeds. **converged** = whether the last "
-          "doubling of the budget, B/2 → B (seed 1), bought at most 0.02 nats; in brackets "
-          "the val loss at B/2 minus at B. The sliding-window reference scores the same "
-          "targets with a window of T0 moved by T0/4 (sliding_loss; its unseen columns: the "
-          "width-weighted mean of position_loss.csv's sliding_loss over the buckets of the "
-          "range). The n-grams: one number at every length.",
+          "(n-grams: minus each RoPE seed). **params +** = parameters of the model minus "
+          "NoPE's (loc.csv). **rank B/4 → B** = the scheme's place among the six by mean val "
+          "loss at T0 at B/4 (the cooldown branches) and at B (Budget curve). The "
+          "sliding-window reference scores the same targets with a window of T0 moved by T0/4 "
+          "(sliding_loss). The n-grams: one number at every length.",
       {"scheme", "seeds", "train ppl", "ppl " + mid, "ppl " + far, "lines", "loss T0", "Δ rope",
-       "unseen [T0,4T0)", "unseen [8T0,16T0)", "copy gain d=" + d, "passkey 4×", "passkey 16×",
-       "params +", "ms/step", "converged"},
+       "params +", "rank B/4 → B"},
       rows);
+  md.table(
+      "How much of its context each scheme uses, mean over seeds ± the 95% "
+      "half-width (nats; 2 seeds: both values). **context > 32** = the loss at T0 with "
+      "attention limited to the last 32 tokens minus the plain loss, on the same windows "
+      "(loss_window32 − loss; > 0: the model gains from context beyond 32 characters). "
+      "**vs sliding past T0** = the loss minus the sliding-window loss on the same targets, "
+      "positions [T0, " +
+          far + ") of the windows of length " + far +
+          " (position_loss.csv, width-weighted; < 0: the model reads further than it was "
+          "trained, > 0: reading further hurts it). **copy d** = loss_control − loss_planted "
+          "(nats per character, copy.csv) with the two copies d = " +
+          near + " (inside T0) and d = " + d +
+          " characters apart. **unseen** = loss on positions [T0, 4T0) and [8T0, 16T0) of the "
+          "windows of length " +
+          far +
+          " (loss_unseen_1/2). **passkey** = exact-match accuracy at the test length nearest 4× "
+          "and 16× the training length (n/a if none is within a factor √2), mean over the "
+          "seeds that reach at least 90% in distribution, with how many qualified.",
+      {"scheme", "context > 32", "vs sliding past T0", "copy d=" + near, "copy d=" + d,
+       "unseen [T0,4T0)", "unseen [8T0,16T0)", "passkey 4×", "passkey 16×"},
+      context_rows(s, c));
 }
 
 }  // namespace poslab::report_detail

@@ -113,8 +113,8 @@ std::string plot_ppl_vs_length(const Study& s, const Group& g, const std::string
   }
   if (!any_finite(p.series)) return "";
   p.y_max = ppl_clip(p.series);
-  p.title = (g.prefix == kKjv.prefix ? "kjv: perplexity" : "Perplexity") +
-            std::string(" against length (T0 = ") + std::to_string(lens.front()) + ")";
+  p.title = std::string("Perplexity") + std::string(" against length (T0 = ") +
+            std::to_string(lens.front()) + ")";
   p.notes = {kBand, kBand2, "ppl band clamped at 1", "log axes; y clipped at " + fmt(*p.y_max, 3),
              "(10x the highest ppl at T0)"};
   return save(s, name, render_line_plot(p));
@@ -214,8 +214,7 @@ std::string plot_rope_scaling(const Study& s) {
 std::string plot_training_curves(const Study& s, const Group& g, const std::string& corpus,
                                  const std::string& name) {
   LinePlot p;
-  p.title = (corpus == "kjv" ? "kjv: val loss" : "Val loss") +
-            std::string(" during training, with the add-k n-gram lines");
+  p.title = std::string("Val loss") + std::string(" during training, with the add-k n-gram lines");
   p.xlabel = "step", p.ylabel = "val loss (nats)";
   double x0 = INFINITY, x1 = -INFINITY;
   for (const auto& pe : group_pes(s, g)) {
@@ -321,24 +320,25 @@ std::string plot_unseen_vs_length(const Study& s) {
 
 std::string plot_budget(const Study& s) {
   LinePlot p;
-  p.title = "Val loss at T0 against the training budget (seed 1)";
+  p.title = "Val loss at T0 against the training budget (mean over seeds)";
   p.xlabel = "tokens trained on (log scale)", p.ylabel = "val loss (nats)";
   p.log_x = true;
   double x0 = INFINITY, x1 = -INFINITY;
   for (const auto& pe : s.pes) {
+    const Budget b = budget_of(s, pe);
     Series sr{pe, {}, {}, pe_color(pe)};
-    for (const Group& g : {kB4, kB2, kMain}) {
-      for (const RunRow* r : group_runs(s, g, pe)) {
-        if (r->seed != 1 || !std::isfinite(r->val_loss)) continue;
-        sr.x.push_back(r->tokens), sr.y.push_back(r->val_loss);
-        x0 = std::min(x0, double(r->tokens)), x1 = std::max(x1, double(r->tokens));
-      }
+    for (const auto& [g, v] : {std::pair{kB4, b.b4}, {kB2, b.b2}, {kMain, b.b}}) {
+      const std::vector<const RunRow*> runs = group_runs(s, g, pe);
+      if (runs.empty() || !std::isfinite(v)) continue;
+      const double tokens = runs.front()->tokens;
+      sr.x.push_back(tokens), sr.y.push_back(v);
+      x0 = std::min(x0, tokens), x1 = std::max(x1, tokens);
     }
     if (sr.x.size() >= 2) p.series.push_back(std::move(sr));
   }
   if (p.series.empty()) return "";
   for (const long n : {3L, 5L}) {
-    const double v = ngram_loss(s, "fortunes", n);
+    const double v = ngram_loss(s, main_corpus(s), n);
     if (std::isnan(v)) continue;
     Series sr{"", {x0, x1}, {v, v}, "#999999", true, false};
     sr.point_labels = {std::to_string(n) + "-gram", ""};

@@ -14,6 +14,7 @@ namespace poslab::report_detail {
 struct HeadlineColumns {
   long mid = 0, far = 0;  // 4 T0 and 16 T0
   long copy_d = 0;        // the copy distance nearest 4 T0 (0: no copy.csv)
+  long copy_near = 0;     // the copy distance nearest T0 / 4: inside T0
 };
 HeadlineColumns headline_columns(const Study& s);
 void headline_section(Markdown& md, const Study& s);
@@ -26,7 +27,6 @@ void runs_section(Markdown& md, const Study& s);    // every row of runs.csv
 void extrapolation_section(Markdown& md, const Study& s);  // per scheme and length
 void sliding_section(Markdown& md, const Study& s);        // loss - sliding-window loss
 void scaling_section(Markdown& md, const Study& s);        // RoPE scaling, every seed
-void kjv_section(Markdown& md, const Study& s);            // the long-range corpus
 // report_probes.cpp
 void attribution_section(Markdown& md, const Study& s);  // why a scheme fails past T0
 void copy_section(Markdown& md, const Study& s);         // copy gain against distance
@@ -36,7 +36,7 @@ void rope_pairs_section(Markdown& md, const Study& s);   // RoPE frequency by fr
 long nearest_distance(const Study& s, long d);
 PerSeed copy_gain_per_seed(const Study& s, const std::string& pe, long d);
 // report_ablations.cpp
-void ablation_section(Markdown& md, const Study& s);  // theta, embedding, t5, masked LM
+void ablation_section(Markdown& md, const Study& s);  // breaks 1-4, embedding, t5
 void figures_section(Markdown& md, const Study& s);   // RoPE from the formula, attention
 // report_tasks.cpp
 void tasks_section(Markdown& md, const Study& s);  // unscramble, reverse, passkey

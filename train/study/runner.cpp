@@ -82,10 +82,9 @@ EvalResult evaluation_at(const StudyConfig& c, const RunSpec& run, const EvalSpe
     plain.scaling = ScalingKind::none;
     if (std::optional<EvalResult> r = read_eval(eval_path(c, plain, L), windows)) return *r;
   }
-  model.set_scaling({e.scaling, e.factor, T0});
-  EvalResult r = evaluate(model, val, L, windows, std::min(c.buckets, L), "val");
-  model.set_scaling({ScalingKind::none, 0, T0});
-  return r;
+  Interventions scaled;
+  scaled.rope_scaling = {e.scaling, e.factor, T0};
+  return evaluate(model, val, L, windows, std::min(c.buckets, L), "val", nullptr, 0, scaled);
 }
 
 // The evaluations of one EvalSpec at every length, each with the sliding-window loss on the
@@ -344,6 +343,16 @@ std::string run_signature(const RunSpec& r) {
   return b;
 }
 
+std::string done_field(const StudyConfig& c, const RunSpec& r, const char* key) {
+  try {
+    const Json j = json_parse(read_file(done_path(c, r)), done_path(c, r));
+    const Json* v = j.find(key);
+    return v ? v->as_string() : "";
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 bool marked_done(const StudyConfig& c, const RunSpec& r) {
   const std::string path = done_path(c, r);
   if (!fs::exists(path)) return false;
@@ -458,8 +467,11 @@ void make_run(const StudyConfig& config, const StudyPlan& p, const RunSpec& r) {
     write_rows(dir + "/tasks.csv", task_scores(r, *ck.model));
     record_stage(dir, "tasks " + r.name, seconds_since(t0), c.force);
   }
-  write_file_atomic(done_path(c, r), "{\"run\":" + json_quote(r.name) + ",\"signature\":" +
-                                         json_quote(run_signature(r)) + "}\n");
+  write_file_atomic(done_path(c, r), "{\"run\":" + json_quote(r.name) +
+                                         ",\"signature\":" + json_quote(run_signature(r)) +
+                                         ",\"machine\":" + json_quote(machine_description()) +
+                                         ",\"invocation\":" + json_quote(study_invocation()) +
+                                         "}\n");
 }
 
 std::vector<const RunSpec*> children(const StudyPlan& p, const RunSpec& r) {

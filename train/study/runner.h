@@ -44,6 +44,8 @@ std::vector<const RunSpec*> children(const StudyPlan& p, const RunSpec& r);
 // The training options a run is made with, as one line (done.json holds it: a run made with
 // other options is not done).
 std::string run_signature(const RunSpec& r);
+// A text field of the run's done.json ("machine", "invocation"); "" when there is none.
+std::string done_field(const StudyConfig& c, const RunSpec& r, const char* key);
 // True when make_run would have nothing to do.
 bool run_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r);
 // The files a main run's probes write in its folder (probes.h): attribution.csv, copy.csv and,

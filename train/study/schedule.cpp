@@ -109,15 +109,9 @@ double probe_throughput(const StudyConfig& c, const RunSpec& r, int n, int threa
 
 std::vector<const RunSpec*> pending_runs(const StudyConfig& c, const StudyPlan& p) {
   std::vector<const RunSpec*> out;
-  for (const RunSpec& r : p.runs) {
-    bool pending = !run_done(c, p, r);
-    if (!r.after.empty()) {  // made in its parent's job while the parent is pending
-      if (pending && run_done(c, p, p.run(r.after))) out.push_back(&r);
-      continue;
-    }
-    for (const RunSpec* child : children(p, r)) pending = pending || !run_done(c, p, *child);
-    if (pending) out.push_back(&r);
-  }
+  for (const RunSpec& r : p.runs)
+    if (!run_done(c, p, r) && (r.after.empty() || run_done(c, p, p.run(r.after))))
+      out.push_back(&r);
   return out;
 }
 
@@ -154,7 +148,7 @@ JobChoice measure_jobs(const StudyConfig& c, const RunSpec& probe, int cores) {
                "measured on %s: one run on %d threads %.0f tokens/s, %d runs on one thread each "
                "%.0f tokens/s in all -> --jobs %d\n",
                probe.name.c_str(), cores, one, cores, many, jobs);
-  return {jobs, std::max(one, many)};
+  return {jobs, std::max(one, many), one, many};
 }
 
 void run_in_process(const StudyConfig& c, const StudyPlan& p,

@@ -15,9 +15,9 @@
 
 namespace poslab {
 
-// The jobs that are not done yet (all of them with --force), in the plan's order: each run
-// that starts from no other and is pending or has a pending child (runner.h: make_job), and
-// each pending run whose parent is done.
+// The jobs that are not done yet (all of them with --force), in the plan's order: each pending
+// run that starts from no other (its job makes its children too: runner.h, make_job), and each
+// pending run whose parent is done.
 std::vector<const RunSpec*> pending_runs(const StudyConfig& c, const StudyPlan& p);
 
 // The command line that makes one run: this program, "experiments", the study's settings,
@@ -30,7 +30,8 @@ std::string job_command_line(const StudyConfig& c, const RunSpec& r);
 // tokens/s of the faster. The tokens/s of both go to stderr.
 struct JobChoice {
   int jobs = 1;
-  double tokens_per_s = 0;  // the whole machine's; 0 when the probes failed
+  double tokens_per_s = 0;               // the whole machine's; 0 when the probes failed
+  double one_run = 0, runs_at_once = 0;  // both ways' tokens/s (throughput.csv)
 };
 JobChoice measure_jobs(const StudyConfig& c, const RunSpec& probe, int cores);
 

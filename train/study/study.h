@@ -83,9 +83,9 @@ struct StudyConfig {
   int64_t batch = 16;
   double lr = 4e-3;  // every scheme's learning rate when no tuning was made (quick, tiny)
   std::map<std::string, double> lr_by_pe;  // the tuning's choice per scheme (tune.h)
-  int64_t steps = 7200;        // B = steps x batch x T0: each main run
-  double decay_share = 0.2;    // wsd: the last 20% of a run's steps decay to 0.1 x peak
-  int64_t task_steps = 800;    // each task run
+  int64_t steps = 7200;                    // B = steps x batch x T0: each main run
+  double decay_share = 0.2;                // wsd: the last 20% of a run's steps decay to 0.1 x peak
+  int64_t task_steps = 800;                // each task run
   int64_t main_seeds = 3, ablation_seeds = 2, task_seeds = 3, task_seeds_other = 2;
   // The budget curve: each main run branched at these divisors of B (cooldown branches); the
   // ablations train at B / ablation_divisor with the same schedule, read against that branch.

@@ -16,7 +16,11 @@ const std::vector<Column<RunRow>>& RunRow::schema() {
                                                   {"tokens", &R::tokens},
                                                   {"train_seconds", &R::train_seconds},
                                                   {"val_loss", &R::val_loss},
-                                                  {"last20_gain", &R::last20_gain}};
+                                                  {"last20_gain", &R::last20_gain},
+                                                  {"schedule", &R::schedule},
+                                                  {"branch_of", &R::branch_of},
+                                                  {"machine", &R::machine},
+                                                  {"invocation", &R::invocation}};
   return kColumns;
 }
 
@@ -32,7 +36,9 @@ const std::vector<Column<EvalRow>>& EvalRow::schema() {
                                                   {"sliding_loss", &R::sliding_loss},
                                                   {"loss_unseen_1", &R::loss_unseen_1},
                                                   {"loss_unseen_2", &R::loss_unseen_2},
-                                                  {"windows", &R::windows}};
+                                                  {"windows", &R::windows},
+                                                  {"loss_window32", &R::loss_window32},
+                                                  {"loss_se", &R::loss_se}};
   return kColumns;
 }
 
@@ -138,6 +144,27 @@ const std::vector<Column<TuningRow>>& TuningRow::schema() {
       {"pe", &R::pe},          {"lr", &R::lr},         {"batch", &R::batch},
       {"steps", &R::steps},    {"tokens", &R::tokens}, {"val_loss", &R::val_loss},
       {"seconds", &R::seconds}};
+  return kColumns;
+}
+
+const std::vector<Column<CorpusRow>>& CorpusRow::schema() {
+  using R = CorpusRow;
+  static const std::vector<Column<R>> kColumns = {
+      {"corpus", &R::corpus},       {"source", &R::source},      {"files", &R::files},
+      {"bytes", &R::bytes},         {"sha256", &R::sha256},      {"train_files", &R::train_files},
+      {"val_files", &R::val_files}, {"val_bytes", &R::val_bytes}};
+  return kColumns;
+}
+
+const std::vector<Column<ThroughputRow>>& ThroughputRow::schema() {
+  using R = ThroughputRow;
+  static const std::vector<Column<R>> kColumns = {{"invocation", &R::invocation},
+                                                  {"machine", &R::machine},
+                                                  {"cores", &R::cores},
+                                                  {"jobs", &R::jobs},
+                                                  {"one_run", &R::one_run},
+                                                  {"runs_at_once", &R::runs_at_once},
+                                                  {"load", &R::load}};
   return kColumns;
 }
 

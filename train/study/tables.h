@@ -15,6 +15,8 @@
 //   attention.csv      one row per (scheme, layer, head, query, key)
 //   tuning.csv         one row per short tuning run (learning rate x batch size)
 //   loc.csv            one row per scheme: its posenc/ files, their lines, model parameters
+//   corpus.csv         one row: the study corpus's files, bytes, SHA-256 and source packages
+//   throughput.csv     one row per invocation: the training tokens/s it measured first
 // runs, extrapolation, tasks, ngram and timing follow the study's published column lists
 // (docs/formats.md); other programs read them. Numbers are written with csv_number; a
 // missing one (not applicable) is an empty cell and reads back as NaN.
@@ -43,11 +45,16 @@ struct Column {
 struct RunRow {
   std::string run, pe;
   long seed = 0;
-  std::string objective, corpus, embedding;  // lm | mlm | answer; fortunes | kjv | task_*
+  std::string objective, corpus, embedding;  // lm | mlm | answer; pystdlib | task_*
   long steps = 0, tokens = 0;                // tokens trained on: steps x batch x ctx
   double train_seconds = 0, val_loss = 0, last20_gain = 0;
-  double lr = 0;  // the peak learning rate it trained with (last here, so that older brace
-                  // initialisers stay valid; in SPEC order in the file: schema())
+  double lr = 0;          // the peak learning rate it trained with (last here, so that older brace
+                          // initialisers stay valid; in SPEC order in the file: schema())
+  std::string schedule;   // cosine | wsd (optimizer.h)
+  std::string branch_of;  // a cooldown branch: the main run it starts from; "" otherwise
+  // Where and when it was made (timing.h: machine_description, study_invocation); "" when not
+  // recorded.
+  std::string machine, invocation;
   static const std::vector<Column<RunRow>>& schema();
 };
 
@@ -65,6 +72,10 @@ struct EvalRow {
   double loss = 0, sliding_loss = 0;
   long windows = 0;
   double loss_unseen_1 = NAN, loss_unseen_2 = NAN;
+  // At len = T0 on a main run: the loss over the same windows with attention limited to the
+  // last 32 tokens (context use inside T0); NaN elsewhere. loss_se: the standard error of
+  // `loss` over its windows (EvalResult::loss_se).
+  double loss_window32 = NAN, loss_se = NAN;
   static const std::vector<Column<EvalRow>>& schema();
 };
 
@@ -173,6 +184,26 @@ struct TuningRow {
   static const std::vector<Column<TuningRow>>& schema();
 };
 
+// corpus.csv: what the study corpus was prepared from (data/corpus_info.h: bytes of the prepared
+// text, val_bytes of the val files as installed), so that a result
+// made on another Python or Debian release is told apart.
+struct CorpusRow {
+  std::string corpus, source;
+  long files = 0, bytes = 0;
+  std::string sha256;
+  long train_files = 0, val_files = 0, val_bytes = 0;
+  static const std::vector<Column<CorpusRow>>& schema();
+};
+// throughput.csv: what each invocation of the study measured before it made its runs
+// (schedule.h: measure_jobs): training tokens/s of one run on every core, and of one run per
+// core, summed; the faster way is what it used (jobs).
+struct ThroughputRow {
+  std::string invocation, machine;
+  long cores = 0, jobs = 0;
+  double one_run = 0, runs_at_once = 0;
+  double load = NAN;  // the 1-minute load average just before (/proc/loadavg): was it idle?
+  static const std::vector<Column<ThroughputRow>>& schema();
+};
 struct LocRow {
   std::string pe, file;  // file: "posenc/rope.h+posenc/rope.cpp" (joined with '+')
   long lines = 0, params = 0;

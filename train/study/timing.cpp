@@ -2,7 +2,10 @@
 #include "train/study/timing.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
 
 namespace poslab {
 
@@ -35,6 +38,33 @@ void record_stage(const std::string& dir, const std::string& stage, double secon
     }
   if (!found) rows.push_back({stage, seconds});
   write_rows(timing_path(dir), rows);
+}
+
+std::string machine_description() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, model, flags;
+  while (std::getline(in, line) && (model.empty() || flags.empty())) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (model.empty() && line.rfind("model name", 0) == 0) model = value;
+    if (flags.empty() && line.rfind("flags", 0) == 0) flags = " " + value + " ";
+  }
+  if (model.empty()) return "";
+  std::string ext;
+  for (const char* f : {"avx2", "fma", "avx512f"})
+    if (flags.find(std::string(" ") + f + " ") != std::string::npos)
+      ext += (ext.empty() ? "" : " ") + std::string(f);
+  return model + " (" + (ext.empty() ? "no AVX2" : ext) + ")";
+}
+
+std::string study_invocation() {
+  if (const char* v = std::getenv("POSLAB_STUDY_INVOCATION"); v && *v) return v;
+  char b[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%MZ", std::gmtime(&now));
+  setenv("POSLAB_STUDY_INVOCATION", b, 1);  // the child jobs inherit it
+  return b;
 }
 
 }  // namespace poslab

@@ -23,6 +23,13 @@ std::string timing_path(const std::string& dir);
 // from scratch), sets it instead. Written atomically.
 void record_stage(const std::string& dir, const std::string& stage, double seconds, bool replace);
 
+// Where and when a run was made (runs.csv's machine and invocation columns): the CPU model and
+// its vector extensions from /proc/cpuinfo, "AMD EPYC (avx2 fma avx512f)" (empty where there is
+// none); the start of the `experiments` invocation, UTC, which its child jobs inherit through
+// the environment (POSLAB_STUDY_INVOCATION).
+std::string machine_description();
+std::string study_invocation();
+
 // The rows of <dir>/timing.csv; none when the file is missing.
 std::vector<TimingRow> read_stages(const std::string& dir);
 // The seconds of `stage` in <dir>/timing.csv; NaN when it has none.

@@ -4,6 +4,7 @@
 // `xargs -P 2` gives the same results and report as the study made in one process.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include "data/atomic_file.h"
 #include "tests/support/temp_dir.h"
 #include "train/log.h"
+#include "train/study/archive.h"
 #include "train/study/collect.h"
 #include "train/study/runner.h"
 #include "train/study/schedule.h"
@@ -44,64 +46,89 @@ TEST_CASE("the study plan names each run once, part by part, with each part's se
     CHECK(names.insert(r.name).second);
     CHECK(r.train.out == c.run_dir(r.name));
     CHECK(r.train.data == c.corpus_dir(r.corpus));
+    CHECK(r.train.schedule == Schedule::wsd);  // every run of the study
   }
   REQUIRE(p.pes ==
           std::vector<std::string>{"none", "learned", "sinusoidal", "rope", "alibi", "t5"});
-  CHECK(count_prefix(p, "kjv_") == 6 * 2);
+  CHECK(count_prefix(p, "kjv_") == 0);
   CHECK(count_prefix(p, "rope_theta") == 2 * 2);
   CHECK(count_prefix(p, "mlm_") == 2 * 2);
-  CHECK(count_prefix(p, "task_") == p.tasks.size() * 6 * 3);
+  // unscramble every scheme with 3 seeds, reverse and passkey with 2
+  CHECK(count_prefix(p, "task_unscramble_") == 6 * 3);
+  CHECK(count_prefix(p, "task_reverse_") == 6 * 2);
+  CHECK(count_prefix(p, "task_passkey_") == 6 * 2);
+  CHECK(c.steps == 7200);  // B = 7,200 x 16 x 256 = 29.5 M tokens
   size_t main = 0, swapped = 0;
   for (const std::string& pe : p.pes)
     for (uint64_t seed : {1, 2, 3}) {
       const RunSpec& r = p.run(main_run_name(pe, seed));  // throws if missing
-      CHECK(r.corpus == "fortunes");
-      // each scheme in its canonical form (SPEC 7.1), at its own learning rate
+      CHECK(r.corpus == "pystdlib");
+      // each scheme in its canonical form, at its own learning rate
       CHECK(r.train.model.embedding ==
             (pe == "learned" ? EmbeddingKind::gpt2 : EmbeddingKind::scaled));
       CHECK(r.train.adam.lr == c.lr_for(pe));
       CHECK(r.train.seed == seed);
-      CHECK(r.train.steps == c.steps);
-      CHECK(r.train.keep_steps == std::vector<int64_t>{r.train.steps * 4 / 5});
+      CHECK(r.train.steps == 7200);
+      CHECK(r.train.warmup == 100);
+      CHECK(r.train.decay_share == 0.2);
+      // the states where the B/4 and B/2 branches start (0.8 B/4, 0.8 B/2), and 0.8 B
+      CHECK(r.train.keep_steps == std::vector<int64_t>{1440, 2880, 5760});
       CHECK(r.train.model.pe.max_len == (pe == "learned" ? 4096 : 0));
       CHECK(r.probes);
       CHECK(!r.t0_only);
+      // its branches: the same options but the steps, starting from its kept state
+      for (int64_t divisor : {4, 2}) {
+        const RunSpec& b = p.run(budget_run_name(pe, divisor, seed));
+        CHECK(b.after == r.name);
+        CHECK(b.train.steps == 7200 / divisor);
+        CHECK(b.start_step == 7200 / divisor * 4 / 5);
+        CHECK(b.train.branch_from == kept_state_path(r.train.out, b.start_step));
+        CHECK(lr_schedule(b.train).decay_start() == b.start_step);
+        CHECK(b.train.warmup == r.train.warmup);
+        CHECK(b.train.adam.lr == r.train.adam.lr);
+        CHECK(b.t0_only == (divisor == 2));  // B/4 at every length: the ablations' reference
+        CHECK(!b.probes);
+      }
       ++main;
     }
   CHECK(main == 18);
-  // the budget curve: seed 1 at B/4 and B/2, evaluated at T0 only
-  for (const std::string& pe : p.pes)
-    for (int64_t divisor : {4, 2}) {
-      const RunSpec& r = p.run(budget_run_name(pe, divisor, 1));
-      CHECK(r.train.steps == c.steps / divisor);
-      CHECK((r.t0_only && !r.probes));
-    }
-  for (uint64_t seed : {1, 2})
+  // the break experiments and the ablations: 2 seeds at B/4 with the main runs' schedule
+  for (uint64_t seed : {1, 2}) {
     for (const char* pe : {"none", "learned", "sinusoidal", "rope"}) {
       const RunSpec& r = p.run(swapped_run_name(pe, seed));
       CHECK(r.train.model.embedding ==
             (std::string(pe) == "learned" ? EmbeddingKind::scaled : EmbeddingKind::gpt2));
+      CHECK(r.train.steps == 1800);
+      CHECK(r.train.warmup == 100);
       ++swapped;
     }
+    for (const char* run :
+         {"rope_theta10_s", "rope_theta1e6_s", "mlm_none_s", "mlm_rope_s", "t5_dist256_s"})
+      CHECK(p.run(run + std::to_string(seed)).train.steps == 1800);
+  }
   CHECK(swapped == 8);
   CHECK(p.run("t5_dist256_s2").train.model.pe.t5_max_distance == 256);
   const RunSpec& pi = p.run(finetune_run_name(4, 2));
   CHECK(pi.train.model.block_size == 4 * 256);
   CHECK(pi.train.init_from == c.run_dir("rope_s2") + "/model.safetensors");
+  CHECK(pi.after == "rope_s2");
   CHECK(pi.train.rope_scaling.kind == ScalingKind::linear);
   CHECK(pi.train.rope_scaling.factor == 4);
-  // tokens: at most 5% of B
-  CHECK(pi.train.steps * pi.train.batch * 1024 <= c.steps * c.batch * 256 / 20);
-  CHECK(p.runs.size() == 18 + 12 + 12 + 4 + 8 + 2 + 2 + 4 + p.tasks.size() * 18);
-  // in the order of what to keep under the time limit (SPEC 7.11): main runs and the budget
-  // curve, the fine-tune, the tasks seed by seed, then kjv, the ablations, the masked LM
-  CHECK(p.runs.front().name == "none_s1");
-  CHECK(p.runs[30].name == "rope_pi4_s1");
-  CHECK(p.runs[32].name == "task_unscramble_none_s1");
-  CHECK(p.runs[32 + 18].name == "task_unscramble_none_s2");
-  CHECK(p.runs[32 + 54].name == "kjv_none_s1");
-  CHECK(p.runs.back().name == "mlm_rope_s2");
-  CHECK(p.run("kjv_t5_s2").corpus == "kjv");
+  // tokens: 5% of B
+  CHECK(pi.train.steps * pi.train.batch * 1024 == c.steps * c.batch * 256 / 20);
+  CHECK(p.runs.size() == 18 * 3 + 2 + 42 + 2 * 9);
+  // in the order of what to keep: each main run with its branches, the fine-tune, the tasks
+  // seed by seed, then the breaks and ablations
+  CHECK(p.runs[0].name == "none_s1");
+  CHECK(p.runs[1].name == "none_b4_s1");
+  CHECK(p.runs[2].name == "none_b2_s1");
+  CHECK(p.runs[18].name == "none_s2");
+  CHECK(p.runs[54].name == "rope_pi4_s1");
+  CHECK(p.runs[56].name == "task_unscramble_none_s1");
+  CHECK(p.runs[56 + 18].name == "task_unscramble_none_s2");
+  CHECK(p.runs[56 + 36].name == "task_unscramble_none_s3");
+  CHECK(p.runs[98].name == "mlm_none_s1");
+  CHECK(p.runs.back().name == "t5_dist256_s2");
   CHECK(p.run("rope_theta10_s2").train.model.pe.theta == 10);
   CHECK(p.run("rope_theta1e6_s1").train.model.pe.theta == 1e6);
   const RunSpec& mlm = p.run("mlm_none_s2");
@@ -109,10 +136,47 @@ TEST_CASE("the study plan names each run once, part by part, with each part's se
   CHECK(mlm.train.keep_steps.empty());
   for (const EvalSpec& e : p.evals) CHECK(names.count(e.run) == 1);
   REQUIRE_THROWS_WITH(p.run("rope_s9"), Contains("unknown run 'rope_s9'; valid: none_s1, "));
-  std::vector<std::string> corpora{"fortunes"};
+  std::vector<std::string> corpora{"pystdlib"};
   for (const TaskSpec& t : p.tasks) corpora.push_back("task_" + t.name);
-  corpora.push_back("kjv");
   CHECK(p.corpora() == corpora);
+  // tuning: 3 learning rates per scheme at B/16 with the same schedule
+  const StudyPlan tune = tuning_plan(c);
+  CHECK(tune.runs.size() == 18);
+  for (const RunSpec& r : tune.runs)
+    CHECK((r.train.steps == 450 && r.train.schedule == Schedule::wsd && r.train.warmup == 100));
+}
+
+TEST_CASE(
+    "a study's jobs: a main run makes its branches and fine-tune; a run is done when its "
+    "done.json says the same options",
+    "[study]") {
+  test::TempDir d;
+  StudyConfig c = study_config(StudySize::tiny);
+  c.out = d.file("study");
+  const StudyPlan p = study_plan(c);
+  // nothing done: the branches and the fine-tune are no jobs of their own
+  std::vector<const RunSpec*> jobs = pending_runs(c, p);
+  for (const RunSpec* r : jobs) CHECK(r->after.empty());
+  CHECK(children(p, p.run("rope_s1")).size() == 3);  // b4, b2, the fine-tune
+  CHECK(children(p, p.run("none_s1")).size() == 2);
+  // a done.json with the run's options makes it done; other options do not
+  const RunSpec& main = p.run("none_s1");
+  fs::create_directories(c.run_dir(main.name));
+  write_file_atomic(c.run_dir(main.name) + "/done.json",
+                    "{\"run\":\"none_s1\",\"signature\":\"pe=none steps=1\"}\n");
+  CHECK_FALSE(run_done(c, p, main));
+  write_file_atomic(c.run_dir(main.name) + "/done.json",
+                    "{\"run\":\"none_s1\",\"signature\":\"" + run_signature(main) + "\"}\n");
+  CHECK(run_done(c, p, main));
+  // its parent done, a pending branch is a job of its own
+  jobs = pending_runs(c, p);
+  CHECK(std::count_if(jobs.begin(), jobs.end(),
+                      [](const RunSpec* r) { return r->name == "none_b4_s1"; }) == 1);
+  CHECK(std::count_if(jobs.begin(), jobs.end(),
+                      [](const RunSpec* r) { return r->name == "none_s1"; }) == 0);
+  StudyConfig forced = c;
+  forced.force = true;
+  CHECK_FALSE(run_done(forced, p, main));
 }
 
 TEST_CASE("RoPE scaling is evaluated on every main RoPE seed, nothing else is scaled", "[study]") {
@@ -134,7 +198,7 @@ TEST_CASE("RoPE scaling is evaluated on every main RoPE seed, nothing else is sc
       for (const char* s : {"linear", "ntk", "dynamic", "yarn"})
         expected.push_back("rope_s" + std::to_string(seed) + ":" + s);
     CHECK(scaled == expected);
-    // every next-token run on fortunes or kjv is evaluated once without scaling
+    // every next-token run on the study corpus is evaluated once without scaling
     for (const RunSpec& r : p.runs)
       CHECK(unscaled[r.name] ==
             (r.train.objective == Objective::lm && !r.task && r.train.init_from.empty() ? 1 : 0));
@@ -143,7 +207,6 @@ TEST_CASE("RoPE scaling is evaluated on every main RoPE seed, nothing else is sc
 
 TEST_CASE("run names, seeds and sizes", "[study]") {
   CHECK(main_run_name("t5", 3) == "t5_s3");
-  CHECK(kjv_run_name("alibi", 1) == "kjv_alibi_s1");
   CHECK(theta_run_name(10, 2) == "rope_theta10_s2");
   CHECK(theta_run_name(1e6, 1) == "rope_theta1e6_s1");
   CHECK(swapped_run_name("learned", 2) == "learned_scaled_s2");
@@ -174,7 +237,7 @@ TEST_CASE("a job's command carries the study's settings and the run's name", "[s
   c.out = "some dir";
   const StudyPlan p = study_plan(c);
   const std::string line = job_command_line(c, p.run("rope_s2"));
-  CHECK_THAT(line, Contains(" experiments --out 'some dir' --tiny --steps 4 --seeds 2 "
+  CHECK_THAT(line, Contains(" experiments --out 'some dir' --tiny --steps 16 --seeds 2 "
                             "--device cpu --job rope_s2"));
   StudyConfig l = study_config(StudySize::large);
   CHECK_THAT(job_command_line(l, study_plan(l).run("t5_s5")),
@@ -203,22 +266,23 @@ TEST_CASE("runs.csv: val_loss at T0, last20_gain = the loss at 80% of the steps 
   };
   write_file_atomic(eval_path(c, {r.name, "rope", 1, ScalingKind::none}, T0), eval_json(2.25));
   write_file_atomic(last20_eval_path(c, r), eval_json(2.5));
-  REQUIRE(last20_eval_path(c, r) == dir + "/eval_step3_32.json");
+  REQUIRE(last20_eval_path(c, r) == dir + "/eval_step12_32.json");
   RunRow row = run_row(c, p, r);
   CHECK(row.run == "rope_s1");
   CHECK((row.pe == "rope" && row.seed == 1 && row.objective == "lm"));
-  CHECK((row.corpus == "fortunes" && row.embedding == "scaled"));
-  CHECK(row.steps == 4);
-  CHECK(row.tokens == 4 * c.batch * c.ctx);
+  CHECK((row.corpus == "pystdlib" && row.embedding == "scaled"));
+  CHECK(row.steps == 16);
+  CHECK(row.tokens == 16 * c.batch * c.ctx);
+  CHECK((row.schedule == "wsd" && row.branch_of.empty()));
   CHECK(row.train_seconds == 12.5);
   CHECK(row.val_loss == 2.25);  // the evaluation at T0, not the log's 2.6
   CHECK(row.last20_gain == Approx(0.25));
-  // a masked LM: its fixed-mask loss; the gain from its log (steps 1 and 2)
+  // a masked LM: its fixed-mask loss; the gain from its log (steps 3 and 4)
   const RunSpec& m = p.run("mlm_rope_s1");
   fs::create_directories(c.run_dir(m.name));
-  REQUIRE(m.train.steps == 2);  // half the main runs' steps: 80% of them is step 1
+  REQUIRE(m.train.steps == 4);  // B/4: 80% of them is step 3
   write_file_atomic(c.run_dir(m.name) + "/log.csv",
-                    log_text({{1, 1e-3, 3.1, 3.0, 1, 100, 0}, {2, 1e-3, 2.9, 2.75, 1, 100, 0}}));
+                    log_text({{3, 1e-3, 3.1, 3.0, 1, 100, 0}, {4, 1e-3, 2.9, 2.75, 1, 100, 0}}));
   write_rows<MlmRow>(c.run_dir(m.name) + "/mlm.csv", {{m.name, "rope", 1, 3.125, 0.5}});
   RunRow mr = run_row(c, p, m);
   CHECK(mr.val_loss == 3.125);
@@ -227,6 +291,32 @@ TEST_CASE("runs.csv: val_loss at T0, last20_gain = the loss at 80% of the steps 
   // a run without its evaluation names the command that makes it
   fs::remove(eval_path(c, {r.name, "rope", 1, ScalingKind::none}, T0));
   REQUIRE_THROWS_WITH(run_row(c, p, r), Contains("--job rope_s1"));
+}
+
+TEST_CASE("archived runs come back as done; others and --force are left alone", "[study]") {
+  test::TempDir d;
+  StudyConfig c = study_config(StudySize::tiny);
+  c.out = d.file("study");
+  c.archive = d.file("docs/runs");
+  const StudyPlan p = study_plan(c);
+  const RunSpec &a = p.run("alibi_s1"), &b = p.run("t5_s2");
+  for (const RunSpec* r : {&a, &b}) {
+    fs::create_directories(c.archive + "/" + r->name);
+    write_file_atomic(c.archive + "/" + r->name + "/eval_none_32.json", "{}\n");
+  }
+  write_file_atomic(c.archive + "/alibi_s1/done.json",
+                    "{\"signature\":\"" + run_signature(a) + "\"}\n");
+  write_file_atomic(c.archive + "/t5_s2/done.json", "{\"signature\":\"pe=t5 steps=9\"}\n");
+  write_file_atomic(c.archive + "/throughput.csv", "invocation\n");
+  StudyConfig forced = c;
+  forced.force = true;
+  CHECK(import_archived_runs(forced, p) == 0);
+  CHECK(import_archived_runs(c, p) == 1);
+  CHECK(run_done(c, p, a));
+  CHECK(fs::exists(c.run_dir("alibi_s1") + "/eval_none_32.json"));
+  CHECK_FALSE(fs::exists(c.run_dir("t5_s2")));  // made with other options: made again
+  CHECK(fs::exists(c.out + "/throughput.csv"));
+  CHECK(import_archived_runs(c, p) == 0);  // already here
 }
 
 TEST_CASE("stage times add up across resumed stages and are replaced when redone", "[study]") {
@@ -264,7 +354,8 @@ std::string without_timing(const std::string& md) {
       timed = line == "## Headline" || line.rfind("## Cost", 0) == 0 ||  // ms/step, seconds
               line == "## Every trained model";
     if (timed || line.rfind("| date", 0) == 0 || line.rfind("| wall time", 0) == 0 ||
-        line.rfind("| training time", 0) == 0 || line.rfind("| compute time", 0) == 0)
+        line.rfind("| invocations", 0) == 0 || line.rfind("| training time", 0) == 0 ||
+        line.rfind("| compute time", 0) == 0)
       continue;
     out += line + "\n";
   }
@@ -292,8 +383,8 @@ TEST_CASE("the tiny study end to end: timing.csv holds every stage, its sum with
     sum += t.seconds;
   }
   for (const char* s :
-       {"prepare fortunes", "prepare kjv", "ngram fortunes", "ngram kjv", "train rope_s1",
-        "eval rope_s1", "train kjv_t5_s1", "eval mlm_none_s1", "report"})
+       {"prepare pystdlib", "ngram pystdlib", "train rope_s1", "eval rope_s1", "probe rope_s1",
+        "train rope_b4_s1", "eval rope_b4_s1", "train rope_pi4_s1", "eval mlm_none_s1", "report"})
     CHECK(stages.count(s) == 1);
   CHECK(stages.count("tasks task_passkey_alibi_s1") == 1);
   CHECK(sum > 0);
@@ -310,9 +401,23 @@ TEST_CASE("the tiny study end to end: timing.csv holds every stage, its sum with
         r.run.find("_pi") == std::string::npos)
       CHECK(std::isfinite(r.last20_gain));
   }
-  // extrapolation.csv: rope_scaling empty for the schemes without one, "none" for plain RoPE
-  for (const EvalRow& e : read_rows<EvalRow>(out + "/extrapolation.csv"))
+  // the branches: runs.csv names the main run each comes from
+  for (const RunRow& r : runs) {
+    CHECK(r.schedule == "wsd");
+    CHECK(r.branch_of ==
+          (r.run.find("_b4_") != std::string::npos || r.run.find("_b2_") != std::string::npos
+               ? r.run.substr(0, r.run.find("_b")) + r.run.substr(r.run.rfind("_s"))
+               : ""));
+  }
+  // extrapolation.csv: rope_scaling empty for the schemes without one, "none" for plain RoPE;
+  // the 32-token window's loss at T0 on the main runs only
+  for (const EvalRow& e : read_rows<EvalRow>(out + "/extrapolation.csv")) {
     CHECK((e.pe == "rope") == !e.rope_scaling.empty());
+    const bool main_plain = e.run == main_run_name(e.pe, e.seed) && e.len == 32 &&
+                            (e.rope_scaling.empty() || e.rope_scaling == "none");
+    CHECK(std::isfinite(e.loss_window32) == main_plain);
+  }
+  CHECK(read_rows<CorpusRow>(out + "/corpus.csv").at(0).corpus == "pystdlib");
   // attention.csv: every layer and head of each scheme's seed-1 model, keys up to the query
   std::vector<AttentionRow> att = read_rows<AttentionRow>(out + "/attention.csv");
   const StudyConfig tiny = study_config(StudySize::tiny);
@@ -389,6 +494,7 @@ TEST_CASE("--gpus pins the runs made at once to one GPU each, without a GPU to s
   std::set<std::string> seen;
   const StudyPlan p = study_plan(study_config(StudySize::tiny));
   for (const RunSpec& r : p.runs) {
+    if (!r.after.empty()) continue;  // made in its parent's job (runner.h: make_job)
     const std::string log = read_file(out + "/runs/" + r.name + "/job.log");
     const std::string first = log.substr(0, log.find('\n'));
     CHECK((first == "CUDA_VISIBLE_DEVICES=0" || first == "CUDA_VISIBLE_DEVICES=1"));

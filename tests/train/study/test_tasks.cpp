@@ -310,5 +310,7 @@ TEST_CASE("the plan's task runs: every scheme x task x task seed, tests past tra
     if (t.name == "unscramble") REQUIRE(longest <= 12);
     if (t.name == "passkey") REQUIRE(t.depths == std::vector<double>{0, 0.25, 0.5, 0.75, 1});
   }
-  REQUIRE(runs == task_names().size() * p.pes.size() * static_cast<size_t>(c.task_seeds));
+  // unscramble with every task seed (3), reverse and passkey with 2
+  REQUIRE((c.task_seeds == 3 && c.task_seeds_other == 2));
+  REQUIRE(runs == p.pes.size() * (3 + 2 + 2));
 }

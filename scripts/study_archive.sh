@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Keeps what the study has finished, so that the next `make experiments`, on this machine or a
+# fresh clone, continues where this one stopped (train/study/archive.h brings it back):
+#   - the small files of every finished run (results/runs/<run>/done.json there): its log,
+#     evaluations, probes, scores and stage times, into docs/results/runs/<run>/ (not its
+#     models, states or caches: job.log, sliding.bin, sliding.json, *.safetensors);
+#   - the model of seed 1 of each main scheme, into docs/results/models/<pe>.safetensors (about
+#     3 MB each), for learners to eval, attend and generate with, and for the report's
+#     attention maps;
+#   - throughput.csv, the speed each invocation measured first.
+# done.json is copied last, so an archive interrupted halfway holds no run that looks done.
+# Then commit docs/results.
+#
+#   scripts/study_archive.sh [RESULTS] [DOCS]     defaults: results docs/results
+set -euo pipefail
+res=${1:-results}
+docs=${2:-docs/results}
+n=0
+for done in "$res"/runs/*/done.json; do
+  [ -e "$done" ] || continue
+  run=$(basename "$(dirname "$done")")
+  dest="$docs/runs/$run"
+  cmp -s "$done" "$dest/done.json" 2>/dev/null && continue  # archived already
+  mkdir -p "$dest"
+  for f in "$res/runs/$run"/*; do
+    case "$(basename "$f")" in
+      *.safetensors | job.log | sliding.bin | sliding.json | done.json) ;;
+      *) cp -p "$f" "$dest/" ;;
+    esac
+  done
+  cp -p "$done" "$dest/done.json"
+  n=$((n + 1))
+done
+for pe in none learned sinusoidal rope alibi t5; do
+  model="$res/runs/${pe}_s1/model.safetensors"
+  if [ -f "$res/runs/${pe}_s1/done.json" ] && [ -f "$model" ] &&
+     ! cmp -s "$model" "$docs/models/$pe.safetensors"; then
+    mkdir -p "$docs/models"
+    cp -p "$model" "$docs/models/$pe.safetensors"
+    cp -p "$res/runs/${pe}_s1/vocab.json" "$docs/models/vocab.json"
+  fi
+done
+[ -f "$res/throughput.csv" ] && cp -p "$res/throughput.csv" "$docs/runs/throughput.csv"
+echo "study_archive: $n newly finished runs kept in $docs/runs"
