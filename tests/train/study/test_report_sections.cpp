@@ -1,7 +1,8 @@
 // Tests for train/study/report.h, continued: the report is tables, figures and captions (no
 // generated prose), missing files turn sections into "not run", every plot the report links
-// is well-formed SVG, and the figures avoid the defects of v2 (pooled seeds, bands below 1,
-// buckets that do not resolve T0).
+// is well-formed SVG, the figures avoid the defects of v2 (pooled seeds, bands below 1, buckets
+// that do not resolve T0), and the v4 figures read the runs their tables read (the budget curve
+// every seed, the theta figure the B/4 branches).
 #include <catch2/catch.hpp>
 
 #include <set>
@@ -27,14 +28,19 @@ TEST_CASE("no prose is generated: every paragraph is a table, a figure or a capt
 TEST_CASE("missing files turn their sections into \"not run\"", "[report]") {
   TempDir d;  // an empty folder: nothing at all
   const std::string md = report_of(d);
-  for (const char* f :
-       {"runs.csv", "extrapolation.csv", "tasks.csv", "mlm.csv", "timing.csv", "tuning.csv",
-        "loc.csv", "attention.csv", "attribution.csv", "copy.csv", "rope_pairs.csv"}) {
+  for (const char* f : {"runs.csv", "extrapolation.csv", "tasks.csv", "mlm.csv", "timing.csv",
+                        "tuning.csv", "loc.csv", "attention.csv", "attribution.csv", "copy.csv",
+                        "rope_pairs.csv", "throughput.csv"}) {
     INFO(f);
     CHECK(md.find(std::string("**Not run**: `") + f + "` ") != std::string::npos);
   }
-  CHECK(row(md, "## What was cut", "main runs <pe>_s<seed>") ==
+  CHECK(row(md, "## What is not done yet", "main runs <pe>_s<seed>") ==
         "| main runs <pe>_s<seed> | runs.csv | 0 | **not in the results** |");
+  CHECK(row(md, "## Setup", "corpus") == "| corpus | not recorded (no corpus.csv) |");
+  CHECK(md.find("- corpus.csv: not produced\n") != std::string::npos);
+  CHECK(md.find("- throughput.csv: not produced\n") != std::string::npos);
+  CHECK(row(md, "## Setup", "machines that made the runs") ==
+        "| machines that made the runs | n/a |");
   CHECK(fs::exists(d.path + "/plots/rope_rotation.svg"));  // drawn from the formula alone
   CHECK(fs::exists(d.path + "/plots/rope_offset.svg"));
 
@@ -56,9 +62,9 @@ TEST_CASE("every plot REPORT.md links exists and is well-formed SVG", "[report]"
        {"plots/ppl_vs_length.svg", "plots/training_curves.svg", "plots/loss_vs_position.svg",
         "plots/sliding_gap.svg", "plots/rope_scaling.svg", "plots/rope_rotation.svg",
         "plots/rope_offset.svg", "plots/attention_rope.svg", "plots/attention_none.svg",
-        "plots/passkey.svg", "plots/task_reverse.svg", "plots/kjv_ppl_vs_length.svg",
-        "plots/training_curves_kjv.svg", "plots/attribution.svg", "plots/copy_gain.svg",
-        "plots/rope_pairs.svg", "plots/budget.svg"}) {
+        "plots/passkey.svg", "plots/task_reverse.svg", "plots/attribution.svg",
+        "plots/copy_gain.svg", "plots/rope_pairs.svg", "plots/budget.svg", "plots/rope_theta.svg",
+        "plots/sliding_gap_position.svg", "plots/rope_scaling_position.svg"}) {
     INFO(p);
     CHECK(linked.count(p) == 1);
   }
@@ -93,6 +99,49 @@ TEST_CASE("the figures: seeds not pooled, bands not below 1, positions on a log 
   CHECK(read_file(d.path + "/plots/rope_pairs.svg").find("1/beta = 1/32") != std::string::npos);
 }
 
+namespace {
+
+// Adds `by` to the loss of extrapolation.csv's rows (or runs.csv's val_loss) of the runs named,
+// writes the report again and returns the figure at `plot`.
+std::string figure_after(const TempDir& d, const std::string& plot,
+                         const std::set<std::string>& runs, double by, bool in_runs_csv = false) {
+  if (in_runs_csv) {
+    std::vector<RunRow> rows = read_rows<RunRow>(d.path + "/runs.csv");
+    for (auto& r : rows) r.val_loss += runs.count(r.run) ? by : 0;
+    write_rows(d.path + "/runs.csv", rows);
+  } else {
+    std::vector<EvalRow> rows = read_rows<EvalRow>(d.path + "/extrapolation.csv");
+    for (auto& e : rows) e.loss += runs.count(e.run) ? by : 0;
+    write_rows(d.path + "/extrapolation.csv", rows);
+  }
+  report_of(d);
+  return read_file(d.path + "/" + plot);
+}
+
+}  // namespace
+
+TEST_CASE("the theta figure sets theta 10 and 1e6 against RoPE's B/4 branches", "[report]") {
+  TempDir d;
+  write_study(d);
+  report_of(d);
+  const std::string plot = "plots/rope_theta.svg", before = read_file(d.path + "/" + plot);
+  CHECK(before.find(">theta 10000 (B/4 branches)<") != std::string::npos);
+  // The main runs (budget B) are not in it, nor the branch of a seed the ablation lacks (3).
+  CHECK(figure_after(d, plot, {"rope_s1", "rope_s2", "rope_s3"}, 0.5) == before);
+  CHECK(figure_after(d, plot, {"rope_b4_s3"}, 0.5) == before);
+  // The B/4 branches of the ablation's seeds are.
+  CHECK(figure_after(d, plot, {"rope_b4_s2"}, 0.5) != before);
+}
+
+TEST_CASE("the budget figure is the mean over seeds, not seed 1 alone", "[report]") {
+  TempDir d;
+  write_study(d);
+  report_of(d);
+  const std::string plot = "plots/budget.svg", before = read_file(d.path + "/" + plot);
+  CHECK(before.find("mean over seeds") != std::string::npos);
+  CHECK(figure_after(d, plot, {"alibi_b4_s2"}, 0.5, true) != before);
+}
+
 TEST_CASE("a malformed CSV fails naming the file and the line", "[report]") {
   TempDir d;
   write_study(d);
@@ -109,10 +158,10 @@ TEST_CASE("a malformed CSV fails naming the file and the line", "[report]") {
     const size_t line3 = runs.find('\n', runs.find('\n') + 1) + 1;
     d.write("runs.csv", runs.substr(0, line3) + "oops,rope,1\n" + runs.substr(line3));
     CHECK(error_of() ==
-          d.path + "/runs.csv: line 3: expected 12 fields, as in the header, but got 3");
+          d.path + "/runs.csv: line 3: expected 16 fields, as in the header, but got 3");
   }
   SECTION("a field that is not a number") {
-    d.write("ngram.csv", "corpus,n,k,val_loss\nfortunes,3,0.1,abc\n");
+    d.write("ngram.csv", "corpus,n,k,val_loss\npystdlib,3,0.1,abc\n");
     CHECK(error_of() ==
           d.path + "/ngram.csv: line 2: column 'val_loss': expected a number, but got 'abc'");
   }
