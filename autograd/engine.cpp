@@ -1,14 +1,14 @@
 // engine.cpp — the reverse-mode sweep (micrograd's idea, on tensors).
 //
-// 1. Topologically sort the autograd metas reachable from the root (iterative DFS, so deep
-//    graphs cannot overflow the stack).
+// 1. Topologically sort the autograd metas reachable from the root: each after every meta its
+//    op read (micrograd's build_topo, with an explicit stack so that deep graphs cannot
+//    overflow the call stack).
 // 2. Walk them in reverse order: a meta's gradient is complete once every op that used it has
-//    run, so its grad_fn's backward is called once, with the summed gradient.
+//    run, so its node's backward is called once, with the summed gradient.
 // 3. Accumulate (+=) each returned gradient into the input's meta. A tensor used twice (the
-//    tied wte) receives the sum of both paths. An op whose gradient fills only part of its
-//    input (slice) adds it into that part of the input's buffer instead (Node::add_into); an
-//    op that can add a parameter's gradient into the parameter's buffer as it computes it
-//    does so (Node::backward_into).
+//    tied wte) receives the sum of both paths. A backward may instead add a gradient straight
+//    into the input's buffer, which the engine hands it when the aliasing rule allows
+//    (BackwardFn, grad_buffer_is_own in node.h).
 // 4. Free as we go: an intermediate's gradient and its node (with the tensors it saved) are
 //    released right after use, so memory falls back after each step.
 #include <unordered_set>
@@ -60,17 +60,17 @@ Tensor record(const char* name, Tensor out, std::initializer_list<const Tensor*>
   return out;
 }
 
-Tensor record_into(const char* name, Tensor out, std::initializer_list<const Tensor*> inputs,
-                   BackwardIntoFn backward) {
-  out = record(name, std::move(out), inputs, nullptr);
-  if (out.meta() && out.meta()->grad_fn) {
-    Node& node = *out.meta()->grad_fn;
-    node.backward = [f = backward, n = node.inputs.size()](const Tensor& dout) {
-      return f(dout, std::vector<Tensor>(n));  // nothing to add into: every gradient returned
-    };
-    node.backward_into = std::move(backward);
-  }
-  return out;
+Tensor record(const char* name, Tensor out, std::initializer_list<const Tensor*> inputs,
+              std::function<std::vector<Tensor>(const Tensor& dout)> backward) {
+  return record(name, std::move(out), inputs,
+                [f = std::move(backward)](const Tensor& dout, const std::vector<Tensor>&) {
+                  return f(dout);
+                });
+}
+
+bool grad_buffer_is_own(const AutogradMeta& m) {
+  if (!m.grad_fn) return true;  // a leaf
+  return m.grad && m.grad->is_contiguous() && m.grad->storage().use_count() == 1;
 }
 
 // A leaf's gradient buffer, zeros when no gradient has arrived yet.
@@ -80,28 +80,54 @@ static const Tensor& leaf_grad(AutogradMeta& m, const Shape& shape, const Tensor
 }
 
 static void accumulate(AutogradMeta& m, const Tensor& g) {
-  if (!m.grad_fn) {  // a leaf keeps one owned, contiguous buffer and adds into it
-    kernel::add_(leaf_grad(m, g.shape(), g), g);
-  } else if (!m.grad) {  // an intermediate may alias g: nobody writes into it in place
-    m.grad = std::make_shared<Tensor>(g);
-  } else if (m.grad->storage().use_count() == 1) {
-    // No other tensor, saved or pending, shares this buffer: adding into it in place is safe
-    // and saves a full-size allocation per extra contribution (residual streams, q/k/v).
-    kernel::add_(*m.grad, g);
-  } else {
+  if (!m.grad_fn)
+    kernel::add_(leaf_grad(m, g.shape(), g), g);  // a leaf adds into its own buffer
+  else if (!m.grad)
+    m.grad = std::make_shared<Tensor>(g);  // the first: kept as returned, no copy
+  else if (grad_buffer_is_own(m))
+    kernel::add_(*m.grad, g);  // in place: no full-size allocation per extra contribution
+  else
     m.grad = std::make_shared<Tensor>(kernel::binary(kernel::BinaryOp::add, *m.grad, g));
-  }
 }
 
-// The node's input's gradient buffer, for add_into: zeros when none arrived yet, and a
-// contiguous copy when the buffer it holds is shared or a view (an intermediate's first
-// gradient may alias another tensor, which must not change, or be an expanded scalar).
-static const Tensor& own_grad(AutogradMeta& m, const Shape& shape, const Tensor& like) {
-  if (!m.grad)
-    m.grad = std::make_shared<Tensor>(Tensor::zeros(shape, like.dtype(), like.device()));
-  else if (m.grad_fn && (m.grad->storage().use_count() != 1 || !m.grad->is_contiguous()))
-    m.grad = std::make_shared<Tensor>(m.grad->clone());
-  return *m.grad;
+// The buffers a node's backward may add into (BackwardFn): each input's gradient buffer when
+// the aliasing rule allows (a leaf's made as zeros when none arrived yet); none under
+// detect_anomaly, so that every gradient is returned and checked.
+static std::vector<Tensor> buffers_of(const Node& node, const Tensor& like) {
+  std::vector<Tensor> into(node.inputs.size());
+  if (g_detect_anomaly) return into;
+  for (size_t i = 0; i < into.size(); ++i) {
+    AutogradMeta* m = node.inputs[i].get();
+    if (m && !m->grad_fn)
+      into[i] = leaf_grad(*m, node.input_shapes[i], like);
+    else if (m && m->grad && grad_buffer_is_own(*m))
+      into[i] = *m->grad;
+  }
+  return into;
+}
+
+// Step 1: the metas reachable from root, each after every input of its node (children before
+// parents). As micrograd's recursive
+//   visit(v): if v not seen: mark v; visit each input of v; append v
+// with the recursion's frames on `stack`: (meta, index of the next input to visit). The order
+// holds shared pointers: releasing a node in step 4 must not free a meta still waiting.
+static std::vector<std::shared_ptr<AutogradMeta>> topological_order(const Tensor& root) {
+  std::vector<std::shared_ptr<AutogradMeta>> order;
+  std::unordered_set<AutogradMeta*> seen{root.meta().get()};
+  std::vector<std::pair<std::shared_ptr<AutogradMeta>, size_t>> stack{{root.meta(), 0}};
+  while (!stack.empty()) {
+    auto& [m, i] = stack.back();
+    if (m->graph_freed)
+      fail("backward: the graph was already freed by an earlier backward() through this tensor");
+    if (m->grad_fn && i < m->grad_fn->inputs.size()) {  // visit the next input
+      std::shared_ptr<AutogradMeta> child = m->grad_fn->inputs[i++];
+      if (child && seen.insert(child.get()).second) stack.push_back({child, 0});
+      continue;
+    }
+    order.push_back(m);  // every input visited: append
+    stack.pop_back();
+  }
+  return order;
 }
 
 void backward(const Tensor& root, const Tensor& grad) {
@@ -116,26 +142,8 @@ void backward(const Tensor& root, const Tensor& grad) {
     fail("backward: expected a gradient of shape ", shape_str(root.shape()), ", but got ",
          shape_str(grad.shape()));
 
-  // 1. topological order (children before parents in `order`). The order holds shared
-  //    pointers: releasing a node in step 4 must not free a meta still waiting its turn.
-  std::vector<std::shared_ptr<AutogradMeta>> order;
-  std::unordered_set<AutogradMeta*> seen;
-  std::vector<std::pair<std::shared_ptr<AutogradMeta>, size_t>> stack{{root.meta(), 0}};
-  seen.insert(root.meta().get());
-  while (!stack.empty()) {
-    auto& [m, i] = stack.back();
-    if (m->graph_freed)
-      fail("backward: the graph was already freed by an earlier backward() through this tensor");
-    if (m->grad_fn && i < m->grad_fn->inputs.size()) {
-      std::shared_ptr<AutogradMeta> child = m->grad_fn->inputs[i++];
-      if (child && seen.insert(child.get()).second) stack.push_back({child, 0});
-      continue;
-    }
-    order.push_back(m);
-    stack.pop_back();
-  }
-
-  // 2-4. reverse sweep
+  std::vector<std::shared_ptr<AutogradMeta>> order = topological_order(root);
+  // 2-4. the reverse walk
   NoGrad no_grad;  // backward formulas are not themselves recorded
   accumulate(*root.meta(),
              grad.defined() ? grad : Tensor::ones(root.shape(), root.dtype(), root.device()));
@@ -145,22 +153,9 @@ void backward(const Tensor& root, const Tensor& grad) {
     std::shared_ptr<Node> node = std::move(m->grad_fn);
     m->graph_freed = true;
     std::shared_ptr<Tensor> g = std::move(m->grad);
-    if (!g) continue;                           // no gradient flowed here
-    if (node->add_into && !g_detect_anomaly) {  // straight into the input's buffer
-      if (node->inputs.size() == 1 && node->inputs[0])
-        node->add_into(own_grad(*node->inputs[0], node->input_shapes[0], *g), *g);
-      continue;
-    }
-    std::vector<Tensor> grads;
-    if (node->backward_into && !g_detect_anomaly) {  // parameters' gradients added in place
-      std::vector<Tensor> into(node->inputs.size());
-      for (size_t i = 0; i < into.size(); ++i)
-        if (node->inputs[i] && !node->inputs[i]->grad_fn)
-          into[i] = leaf_grad(*node->inputs[i], node->input_shapes[i], *g);
-      grads = node->backward_into(*g, into);
-    } else {
-      grads = node->backward(*g);
-    }
+    if (!g) continue;  // no gradient flowed here
+    // (the handed buffers are released before accumulating: the rule counts their holders)
+    std::vector<Tensor> grads = node->backward(*g, buffers_of(*node, *g));
     g.reset();
     for (size_t i = 0; i < node->inputs.size(); ++i) {
       if (!node->inputs[i] || i >= grads.size() || !grads[i].defined()) continue;

@@ -24,20 +24,20 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 //   dx = dy W        (N,out)(out,in)
 //   dW = dy^T x      (out,N)(N,in)
 //   db = sum_n dy[n]
-// When W and b are parameters, dW and db are added straight into their gradient buffers
-// (`into`): the GEMM with beta = 1, the column sum's last pass.
+// dW and db are added straight into their gradient buffers when the engine hands them over
+// (`into`, node.h): the GEMM with beta = 1, the column sum's last pass. dx is returned.
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   bool gx = x.requires_grad(), gw = w.requires_grad(), gb = b.defined() && b.requires_grad();
   Tensor sx = x.detach(), sw = w.detach();
-  return record_into("linear", kernel::linear(x, w, b), {&x, &w, &b},
-                     [sx, sw, gx, gw, gb](const Tensor& dy, const std::vector<Tensor>& into) {
-                       Tensor dx, dw = into[1], db = into[2];
-                       kernel::linear_backward(sx, sw, dy, gx ? &dx : nullptr, gw ? &dw : nullptr,
-                                               gb ? &db : nullptr);
-                       if (into[1].defined()) dw = Tensor();  // added there already
-                       if (into[2].defined()) db = Tensor();
-                       return std::vector<Tensor>{dx, dw, db};
-                     });
+  return record("linear", kernel::linear(x, w, b), {&x, &w, &b},
+                [sx, sw, gx, gw, gb](const Tensor& dy, const std::vector<Tensor>& into) {
+                  Tensor dx, dw = into[1], db = into[2];
+                  kernel::linear_backward(sx, sw, dy, gx ? &dx : nullptr, gw ? &dw : nullptr,
+                                          gb ? &db : nullptr);
+                  if (into[1].defined()) dw = Tensor();  // added there already
+                  if (into[2].defined()) db = Tensor();
+                  return std::vector<Tensor>{dx, dw, db};
+                });
 }
 
 }  // namespace poslab

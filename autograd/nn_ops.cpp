@@ -38,13 +38,14 @@ Tensor gelu(const Tensor& x) {
 //   db = sum_rows dy;  dw = sum_rows dy xhat
 //   with g = dy w:  dx = rstd (g - mean_C(g) - xhat mean_C(g xhat))
 // Derivation: dxhat_c/dx_k = rstd([c == k] - 1/C - xhat_c xhat_k / C), then contract with g.
-// When w and b are parameters, dw and db are added straight into their gradient buffers.
+// dw and db are added straight into their gradient buffers when the engine hands them over
+// (`into`, node.h). dx is returned.
 Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps) {
   Tensor mean, rstd;
   Tensor y = kernel::layer_norm(x, w, b, eps, &mean, &rstd);
   bool gx = x.requires_grad(), gw = w.requires_grad(), gb = b.requires_grad();
   Tensor sx = x.detach(), sw = w.detach();
-  return record_into(
+  return record(
       "layer_norm", y, {&x, &w, &b},
       [sx, sw, mean, rstd, gx, gw, gb](const Tensor& dy, const std::vector<Tensor>& into) {
         Tensor dx, dw = into[1], db = into[2];

@@ -16,11 +16,15 @@
 
 namespace poslab {
 
-using BackwardFn = std::function<std::vector<Tensor>(const Tensor& dout)>;
-// A backward that may add some input gradients straight into `into[i]`, the gradient buffer of
-// input i when that input is a leaf (a parameter), undefined otherwise. It returns undefined
-// for each gradient it added there, and the others as BackwardFn does.
-using BackwardIntoFn =
+// A backward: dout = dL/d(output) -> dL/d(input i) for each input. into[i], when defined, is
+// input i's gradient buffer, which the backward may add its contribution into instead of
+// returning it (then it returns undefined for i). Most ops ignore it; three use it: slice
+// adds into its part of the input's buffer (q, k and v are slices of one projection, whose
+// gradients then land side by side, with no full-size zeros per slice), and linear and
+// layer_norm add their weights' gradients as they compute them (a GEMM with beta = 1, a
+// column sum's last pass: no extra pass over the buffer, on the GPU no extra launch, and the
+// buffers stay at fixed addresses).
+using BackwardFn =
     std::function<std::vector<Tensor>(const Tensor& dout, const std::vector<Tensor>& into)>;
 
 struct Node {
@@ -28,18 +32,6 @@ struct Node {
   std::vector<std::shared_ptr<AutogradMeta>> inputs;  // null: that input needs no gradient
   std::vector<Shape> input_shapes;                    // each gradient must match its input
   BackwardFn backward;
-  // Optional, for an op whose gradient is zero outside one part of its single input (slice):
-  // adds dL/d(output) into that part of the input's gradient buffer, which the engine hands
-  // over zero-filled or already holding other contributions. The engine then calls this
-  // instead of `backward`, which would build a full-size gradient, mostly zeros, only for it
-  // to be added: q, k and v are three slices of one fused projection, and each of them paid
-  // a fill and an add the size of all three.
-  std::function<void(const Tensor& input_grad, const Tensor& dout)> add_into;
-  // Optional, for an op that can add a parameter's gradient into the parameter's buffer as it
-  // computes it (a GEMM with beta = 1, a column sum's last pass): the engine calls this
-  // instead of `backward`. Otherwise each parameter gradient is a new tensor that the engine
-  // then adds into the buffer: one more pass over it, and on the GPU one more launch each.
-  BackwardIntoFn backward_into;
 };
 
 // Grad mode: thread-local, on by default. Under a NoGrad scope no node is recorded.
@@ -70,10 +62,16 @@ bool any_requires_grad(std::initializer_list<const Tensor*> inputs);
 // Attaches a node to `out` when grad mode is on and any input requires grad; returns out.
 Tensor record(const char* name, Tensor out, std::initializer_list<const Tensor*> inputs,
               BackwardFn backward);
+// The same for the usual backward, which returns every gradient and never adds into a buffer.
+Tensor record(const char* name, Tensor out, std::initializer_list<const Tensor*> inputs,
+              std::function<std::vector<Tensor>(const Tensor& dout)> backward);
 
-// record() for a backward that can add into parameters' gradient buffers (Node::backward_into).
-Tensor record_into(const char* name, Tensor out, std::initializer_list<const Tensor*> inputs,
-                   BackwardIntoFn backward);
+// The aliasing rule: whether the engine may add into m's gradient buffer in place. A leaf's
+// buffer is its own (created by the engine). An intermediate's first gradient is kept as the
+// very tensor an op returned, without a copy, so it may share storage with a saved tensor or
+// with another gradient, which must not change: it may be added into only once it is
+// contiguous and no other tensor holds its storage (use_count 1).
+bool grad_buffer_is_own(const AutogradMeta& m);
 
 // Reverse-mode sweep from `root`. With no `grad` the root must hold one element (a loss),
 // and dL/droot = 1. Gradients accumulate (+=) into each leaf's grad().
@@ -83,7 +81,8 @@ void backward(const Tensor& root, const Tensor& grad = Tensor());
 void zero_grad(const std::vector<Tensor>& params);
 
 // When on, backward() checks each op's input gradients for NaN/inf and names the first op
-// that produced one (slow; for debugging).
+// that produced one (slow; for debugging). No buffer is handed to a backward then (into is
+// all undefined), so every gradient is returned and checked.
 void set_detect_anomaly(bool on);
 
 }  // namespace poslab

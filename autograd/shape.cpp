@@ -27,23 +27,20 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& order) {
                 [inv](const Tensor& dy) { return std::vector<Tensor>{dy.permute(inv)}; });
 }
 
-// y = x[start:end:step] along dim:  dx = zeros with dy written into that slice.
-// The engine adds dy into that slice of x's gradient buffer instead (add_into), on every
-// device: q, k, v are slices of one (B,T,3C) projection, and their three gradients land side
-// by side in one buffer, with no full-size zeros per slice and no full-size adds.
+// y = x[start:end:step] along dim:  dx[start:end:step] += dy, zero elsewhere.
+// dy is added into that slice of x's gradient buffer when the engine hands it over (into), on
+// every device: q, k, v are slices of one (B,T,3C) projection, and their three gradients land
+// side by side in one buffer, with no full-size zeros per slice and no full-size adds. The
+// first slice to arrive finds no buffer and returns zeros holding its part, which becomes it.
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
   Shape xs = x.shape();
-  Tensor y = record("slice", x.detach().slice(dim, start, end, step), {&x},
-                    [xs, dim, start, end, step](const Tensor& dy) {
-                      Tensor dx = Tensor::zeros(xs, dy.dtype(), dy.device());
-                      dx.slice(dim, start, end, step).copy_(dy);
-                      return std::vector<Tensor>{dx};
-                    });
-  if (y.meta() && y.meta()->grad_fn)
-    y.meta()->grad_fn->add_into = [dim, start, end, step](const Tensor& dx, const Tensor& dy) {
-      kernel::add_(dx.slice(dim, start, end, step), dy);
-    };
-  return y;
+  return record("slice", x.detach().slice(dim, start, end, step), {&x},
+                [xs, dim, start, end, step](const Tensor& dy, const std::vector<Tensor>& into) {
+                  const bool handed = into[0].defined();
+                  Tensor dx = handed ? into[0] : Tensor::zeros(xs, dy.dtype(), dy.device());
+                  kernel::add_(dx.slice(dim, start, end, step), dy);
+                  return std::vector<Tensor>{handed ? Tensor() : dx};
+                });
 }
 
 // y = x broadcast to shape:  dx = dy summed over the broadcast dims

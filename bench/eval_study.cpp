@@ -65,10 +65,11 @@ int main(int argc, char** argv) {
     return batch_tokens > 0 ? std::max<int64_t>(1, batch_tokens / L) : 0;
   };
   Timer whole;
-  m.set_scaling({scaling, 0, T0});
+  Interventions scaled;
+  scaled.rope_scaling = {scaling, 0, T0};
   for (int64_t L : lens) {
     Timer t;
-    EvalResult r = evaluate(m, val, L, 0, 16, "val", nullptr, batch(L));
+    EvalResult r = evaluate(m, val, L, 0, 16, "val", nullptr, batch(L), scaled);
     std::printf("%-6s %-8s L=%-5lld %4lld windows  loss %.12f  %7.2f s wall %7.2f s cpu\n", pe,
                 scaling_name(scaling), (long long)L, (long long)r.windows, r.loss, t.wall_s(),
                 t.cpu_s());

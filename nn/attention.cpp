@@ -37,7 +37,7 @@ Tensor CausalSelfAttention::forward(const Tensor& x, const PositionalEncoding& p
   int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = n_head, D = C / H;
   Tensor qkv = c_attn.forward(x);  // (B,T,3C)
   // views of qkv's column blocks; in the backward each slice adds its gradient into its block
-  // of qkv's one gradient buffer (autograd/shape.cpp: slice's add_into)
+  // of qkv's one gradient buffer (autograd/shape.cpp: slice)
   Tensor q = reshape(slice(qkv, 2, 0, C), {B, T, H, D});
   Tensor k = reshape(slice(qkv, 2, C, 2 * C), {B, T, H, D});
   Tensor v = reshape(slice(qkv, 2, 2 * C, 3 * C), {B, T, H, D});

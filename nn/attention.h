@@ -7,7 +7,7 @@
 //                                    dynamic scaling); see posenc/posenc.h
 //   y = attention(terms.q, terms.k, v, {causal, terms' tables})     the fused op
 //                                    (the gradients of the q, k, v views land side by side in
-//                                    qkv's one gradient buffer: slice's add_into, both devices)
+//                                    qkv's one gradient buffer: slice's backward, both devices)
 //   out = c_proj(y viewed as (B,T,C))
 // The module never asks which scheme it runs with.
 //
@@ -22,19 +22,23 @@
 
 namespace poslab {
 
-// The evaluation's three interventions (docs/evaluation.md), which separate why a model fails
-// past its training length T0. The defaults change nothing; training never sets them.
+// What a forward may change at evaluation, passed with each call (the model holds no such
+// state). The defaults change nothing. First the three interventions of docs/evaluation.md,
+// which separate why a model fails past its training length T0 (training never sets them):
 //   position_offset P   the window's tokens sit at positions P..P+T-1 (unseen absolute
 //                       positions without unseen distances)
 //   attention_window W  key j visible to query i only if |i - j| < W (0: no window): no
 //                       distance >= W is ever shown
 //   log_scale           row i's logits times max(1, ln(n_i) / ln(T0)), n_i its visible keys:
 //                       compensates attention spread over more keys than in training
+// then RoPE's scaling (posenc/rope_scaling.h): evaluation past T0, or a fine-tune under one;
+// other schemes refuse any kind but none.
 struct Interventions {
   int64_t position_offset = 0;
   int64_t attention_window = 0;
   bool log_scale = false;
-  int64_t train_len = 0;  // T0, which log_scale compares against (GPT fills it in)
+  int64_t train_len = 0;     // T0, which log_scale compares against (GPT fills it in)
+  RopeScaling rope_scaling;  // its train_len 0: the model's T0 (GPT fills it in)
 };
 
 // Decoding state of one layer: keys (before RoPE) and values of the positions so far.

@@ -9,10 +9,7 @@ const std::vector<std::string>& embedding_names() {
 }
 
 EmbeddingKind parse_embedding(const std::string& name) {
-  const std::vector<std::string>& names = embedding_names();
-  for (size_t i = 0; i < names.size(); ++i)
-    if (names[i] == name) return static_cast<EmbeddingKind>(i);
-  fail("--embedding: expected one of gpt2|scaled, but got '", name, "'");
+  return static_cast<EmbeddingKind>(name_index(embedding_names(), name, "--embedding"));
 }
 
 const char* embedding_name(EmbeddingKind kind) {

@@ -31,7 +31,6 @@ GPT::GPT(const GPTConfig& cfg, uint64_t seed) : cfg_(cfg) {
   for (int64_t i = 0; i < cfg_.n_layer; ++i)
     blocks_.emplace_back(C, cfg_.n_head, cfg_.causal, gen, proj_std, cfg_.dtype);
   ln_f_ = LayerNorm(C, cfg_.dtype);
-  scaling_ = {ScalingKind::none, 0, cfg_.block_size};
   to(cfg_.device);
 }
 
@@ -40,16 +39,10 @@ PosencDims GPTConfig::posenc_dims() const {
   return {n_embd, n_head, causal, dtype, embedding_init_std(embedding, n_embd)};
 }
 
-void GPT::set_scaling(const RopeScaling& s) {
-  if (s.kind != ScalingKind::none && cfg_.pe.kind != PeKind::rope)
-    fail("--rope-scaling: ", scaling_name(s.kind),
-         " applies only to pe = rope, but this model has pe = ", pe_name(cfg_.pe.kind));
-  scaling_ = s;
-}
-
-PositionContext GPT::positions(int64_t q_pos0, int64_t Tq, int64_t offset) const {
+PositionContext GPT::positions(int64_t q_pos0, int64_t Tq, const Interventions& iv) const {
   PositionContext at;
-  at.q_pos0 = q_pos0, at.Tq = Tq, at.Tk = q_pos0 + Tq, at.offset = offset, at.scaling = scaling_;
+  at.q_pos0 = q_pos0, at.Tq = Tq, at.Tk = q_pos0 + Tq, at.offset = iv.position_offset;
+  at.scaling = iv.rope_scaling;
   return pe_->context(at, cfg_.dtype, cfg_.device);
 }
 
@@ -71,8 +64,12 @@ Tensor GPT::head(const Tensor& x) const {
 static Interventions checked(const Interventions& in, const GPTConfig& cfg) {
   Interventions iv = in;
   iv.train_len = cfg.block_size;
+  if (iv.rope_scaling.train_len == 0) iv.rope_scaling.train_len = cfg.block_size;
   if (iv.attention_window < 0)
     fail("--attention-window: expected W >= 1, but got ", iv.attention_window);
+  if (iv.rope_scaling.kind != ScalingKind::none && cfg.pe.kind != PeKind::rope)
+    fail("--rope-scaling: ", scaling_name(iv.rope_scaling.kind),
+         " applies only to pe = rope, but this model has pe = ", pe_name(cfg.pe.kind));
   return iv;
 }
 
@@ -80,7 +77,7 @@ Tensor GPT::logits(const Ids& ids, const Interventions& in) const {
   if (ids.shape.size() != 2)
     fail("model: expected ids of shape (B,T), but got ", shape_str(ids.shape));
   const Interventions iv = checked(in, cfg_);
-  const PositionContext at = positions(0, ids.shape[1], iv.position_offset);
+  const PositionContext at = positions(0, ids.shape[1], iv);
   Tensor x = pe_->add_to_embeddings(wte_.forward(ids), at);
   for (const Block& b : blocks_) x = b.forward(x, *pe_, at, iv);
   return head(x);
@@ -99,7 +96,7 @@ Tensor GPT::attention_map(const Ids& ids, int64_t layer) const {
   if (layer < 0 || layer >= cfg_.n_layer)
     fail("attention_map: layer ", layer, " out of range for ", cfg_.n_layer, " layers");
   NoGrad no_grad;
-  const PositionContext at = positions(0, ids.shape[1], 0);
+  const PositionContext at = positions(0, ids.shape[1], checked({}, cfg_));
   Tensor x = pe_->add_to_embeddings(wte_.forward(ids), at);
   for (int64_t i = 0; i < layer; ++i) x = blocks_[i].forward(x, *pe_, at);
   const Block& b = blocks_[layer];
@@ -115,11 +112,13 @@ KVCache GPT::new_cache(int64_t capacity) const {
   return c;
 }
 
-Tensor GPT::decode(const Ids& ids, KVCache& cache) const {
+Tensor GPT::decode(const Ids& ids, KVCache& cache, const RopeScaling& scaling) const {
   NoGrad no_grad;
   if (ids.shape.size() != 2 || ids.shape[0] != 1)
     fail("decode: expected ids of shape (1,T), but got ", shape_str(ids.shape));
-  const PositionContext at = positions(cache.len(), ids.shape[1], 0);
+  Interventions iv;
+  iv.rope_scaling = scaling;
+  const PositionContext at = positions(cache.len(), ids.shape[1], checked(iv, cfg_));
   Tensor x = pe_->add_to_embeddings(wte_.forward(ids), at);
   for (size_t i = 0; i < blocks_.size(); ++i)
     x = blocks_[i].forward_cached(x, *pe_, at, cache.layers[i]);

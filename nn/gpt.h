@@ -15,6 +15,7 @@
 
 #include "nn/block.h"
 #include "nn/embedding.h"
+#include "posenc/factory.h"
 
 namespace poslab {
 
@@ -24,7 +25,7 @@ struct GPTConfig {
   int64_t n_head = 4;
   int64_t n_embd = 128;
   int64_t block_size = 256;  // T0, the training context length
-  PosencConfig pe;           // the positional scheme and its settings (posenc/posenc.h)
+  PosencConfig pe;           // the positional scheme and its settings (posenc/factory.h)
   bool causal = true;
   EmbeddingKind embedding = EmbeddingKind::gpt2;  // input scale and init of wte, wpe
   DType dtype = DType::f32;                       // f64 for gradient checks
@@ -45,21 +46,18 @@ class GPT {
  public:
   GPT(const GPTConfig& cfg, uint64_t seed);
 
-  // ids: (B,T) -> logits (B,T,V); iv: the evaluation's interventions (nn/attention.h), checked
-  // here against the model (learned: offset + T <= max_len).
+  // ids: (B,T) -> logits (B,T,V); iv: the evaluation's interventions and RoPE scaling
+  // (nn/attention.h), checked here against the model (learned: offset + T <= max_len).
   Tensor logits(const Ids& ids, const Interventions& iv = {}) const;
   // mean cross-entropy of the next-token targets (B,T); row_loss: per position (B*T)
   Tensor loss(const Ids& ids, const Ids& targets, Tensor* row_loss = nullptr,
               const Interventions& iv = {}) const;
   // Attention probabilities (B,H,T,T) of block `layer` for ids (B,T).
   Tensor attention_map(const Ids& ids, int64_t layer) const;
-  // RoPE's scaling (rope_scaling.h), read by every forward from here on: evaluation at other
-  // lengths, or training under a scaling. Other schemes refuse any kind but none.
-  void set_scaling(const RopeScaling& s);
-  const RopeScaling& scaling() const { return scaling_; }
-  // Incremental decoding: feeds ids (1,T) after what the cache holds -> logits (1,T,V).
+  // Incremental decoding: feeds ids (1,T) after what the cache holds -> logits (1,T,V), under
+  // RoPE's scaling (the same for every call on one cache).
   KVCache new_cache(int64_t capacity) const;
-  Tensor decode(const Ids& ids, KVCache& cache) const;
+  Tensor decode(const Ids& ids, KVCache& cache, const RopeScaling& scaling = {}) const;
 
   // Moves every parameter to `device` (initialisation always runs on the CPU, so a seed gives
   // the same weights on every device). The constructor calls it with config().device.
@@ -73,10 +71,10 @@ class GPT {
  private:
   Tensor head(const Tensor& x) const;  // ln_f then the tied projection -> (B,T,V)
   // The positions of a forward (queries at offset + q_pos0 + [0, Tq), keys at offset +
-  // [0, q_pos0 + Tq)) with the scheme's tables built for them, once for every layer.
-  PositionContext positions(int64_t q_pos0, int64_t Tq, int64_t offset) const;
+  // [0, q_pos0 + Tq)) with the scheme's tables built for them under iv's RoPE scaling, once
+  // for every layer.
+  PositionContext positions(int64_t q_pos0, int64_t Tq, const Interventions& iv) const;
   GPTConfig cfg_;
-  RopeScaling scaling_;  // kind none: the training positions as they are
   Embedding wte_;
   std::unique_ptr<PositionalEncoding> pe_;
   std::vector<Block> blocks_;

@@ -49,7 +49,7 @@ AttentionTerms ALiBi::attention_terms(const Tensor& q, const Tensor& k, bool /*c
     fail("alibi: expected q and k of the context's Tq = ", ctx.Tq, " and Tk = ", ctx.Tk,
          " positions, built by this scheme, but got q ", shape_str(q.shape()), " and k ",
          shape_str(k.shape()));
-  return {q, k, ctx.rel_bias, Tensor()};
+  return {.q = q, .k = k, .rel_bias = ctx.rel_bias};
 }
 
 }  // namespace poslab

@@ -5,46 +5,22 @@
 //   2. inside attention:      attention_terms(q, k, ...) hands the fused attention op
 //                             (nn/attention_op.h) what the scores are made of, as data:
 //                               q, k rotated by position              rope
-//                               a relative-bias table bias[h, j - i]  alibi
+//                               a relative-bias table bias[h, j - i]  alibi, t5
 //                               per-query-row rotation frequencies    rope, dynamic scaling
 // The attention op reads that data and never asks which scheme made it. `none` acts nowhere.
-// Each scheme, with all of its math, lives in its own file under posenc/.
+// Each scheme, with all of its math, lives in its own file under posenc/; factory.h builds
+// one from its name and settings.
 #pragma once
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "autograd/ops.h"
+#include "posenc/rope_scaling.h"
 
 namespace poslab {
 
-enum class PeKind { none, learned, sinusoidal, rope, alibi, t5 };
-PeKind parse_pe(const std::string& name);  // error lists the valid names
-const char* pe_name(PeKind kind);
-const std::vector<std::string>& pe_names();
-
-// RoPE scaling at evaluation time (docs/model.md); only meaningful for rope.
-enum class ScalingKind { none, linear, ntk, dynamic, yarn };
-ScalingKind parse_scaling(const std::string& name);  // error lists the valid names
-const char* scaling_name(ScalingKind kind);
-
-// RoPE's two options (posenc/rope.h explains both): which dims form a rotated pair, and the
-// share of each head's dims that is rotated at all.
-enum class RopeLayout { interleaved, half };
-RopeLayout parse_rope_layout(const std::string& name);  // error lists the valid names
-const char* rope_layout_name(RopeLayout layout);
-// r = 2 floor(f D / 2): the rotated dims of a head of D dims under --rope-fraction f.
-int64_t rope_rotated_dims(int64_t D, double fraction);
-
-struct RopeScaling {
-  ScalingKind kind = ScalingKind::none;
-  double factor = 0;      // 0: s = max(1, L / train_len) for a window of length L
-  int64_t train_len = 0;  // T0, the training context length
-  // linear only: >= 0 interpolates this one rotation pair alone (its angle divided by s), the
-  // others unchanged: the study's frequency-by-frequency surgery. -1: every pair.
-  int64_t pair = -1;
-};
+enum class PeKind { none, learned, sinusoidal, rope, alibi, t5 };  // names: factory.h
 
 // What a scheme takes from the model it sits in. n_head divides d_model (the model checks
 // it: GPTConfig::validate).
@@ -55,22 +31,6 @@ struct PosencDims {
   DType dtype = DType::f32;
   // learned: std of wpe's initial values, that of wte (0.02 or C^-0.5, nn/embedding.h)
   double init_std = 0.02;
-};
-
-// A scheme and its own settings (the flags --pe, --max-len, --theta, ...): what a checkpoint
-// records of it. The model's sizes reach the scheme apart (PosencDims).
-struct PosencConfig {
-  PeKind kind = PeKind::rope;
-  int64_t max_len = 0;   // learned: rows of wpe (0: the model's block_size, filled in by GPT)
-  double theta = 10000;  // rope: the base of the frequencies (posenc/rope.h)
-  RopeLayout rope_layout = RopeLayout::interleaved;  // rope: which dims pair up
-  double rope_fraction = 1;                          // rope: share of each head rotated, (0, 1]
-  int64_t t5_buckets = 32;                           // t5: rows of rel_bias (posenc/t5.h)
-  int64_t t5_max_distance = 128;                     // t5: the last bucket's start
-
-  // The settings against the model's dims, each bad value named with its flag: rope
-  // (validate_rope), t5 (validate_t5). Before a model is built, so nothing is allocated first.
-  void validate(const PosencDims& dims) const;
 };
 
 // The positions of one forward, and what the scheme builds from them once for that forward:
@@ -86,7 +46,9 @@ struct PositionContext {
   // Only absolute schemes see it (RoPE's angles, learned and sinusoidal rows); relative biases
   // depend on i - j alone.
   int64_t offset = 0;
-  RopeScaling scaling;  // rope: the evaluation-time scaling (kind none in training)
+  // The call's RoPE scaling (rope_scaling.h; kind none in training), which only RoPE reads:
+  // the model refuses one for another scheme.
+  RopeScaling scaling;
   // Built by the scheme (PositionalEncoding::context), in the model's dtype and on its device:
   Tensor pe;         // sinusoidal: (Tq, C), the table rows of the query positions
   Tensor cos, sin;   // rope (not dynamic): (Tk, r/2), the angles of key positions offset + [0, Tk)
@@ -95,17 +57,18 @@ struct PositionContext {
 };
 
 // What a scheme hands the attention op for queries at positions q_pos0 .. q_pos0+Tq-1 and keys
-// at positions 0 .. Tk-1 (place 2). P_i = q_pos0 + i is the position of query row i.
+// at positions 0 .. Tk-1 (place 2). P_i = q_pos0 + i is the position of query row i. Built
+// with named fields, e.g. {.q = q, .k = k, .rel_bias = table}; what is not named is undefined.
 struct AttentionTerms {
-  Tensor q, k;  // (B,Tq,H,D), (B,Tk,H,D): the queries and keys the scores are made of
+  Tensor q{}, k{};  // (B,Tq,H,D), (B,Tk,H,D): the queries and keys the scores are made of
   // (H, Tq+Tk-1) or undefined: scores[h,i,j] += rel_bias[h, j - i + Tq - 1], a bias that depends
   // only on the head and the relative position j - P_i (column c holds relative position
   // c - (Tq-1) - q_pos0). O(H T), never T x T. It may require grad: attention's backward then
   // hands the scheme dbias[h, c] = sum over b and the (i, j) of column c of dL/dscores.
-  Tensor rel_bias;
+  Tensor rel_bias{};
   // (Tq, D/2) f64 or undefined: row i's keys are rotated relative to its query with row i's
   // own frequencies w[i, p] (RoPE with per-row frequencies: dynamic scaling). No gradient.
-  Tensor row_freqs;
+  Tensor row_freqs{};
 };
 
 class PositionalEncoding {
@@ -113,7 +76,7 @@ class PositionalEncoding {
   virtual ~PositionalEncoding() = default;
   virtual PeKind kind() const = 0;
   // The context of one forward: `at` with its positions filled in, and the scheme's tables
-  // built for them. Checks the scaling (rope only) and the offset (>= 0).
+  // built for them. Checks the offset (>= 0) and refuses a RoPE scaling unless it is RoPE.
   PositionContext context(const PositionContext& at, DType dtype, Device device) const;
   // Place 1. x: (B,Tq,C) at the query positions of `ctx`. Default: unchanged.
   virtual Tensor add_to_embeddings(const Tensor& x, const PositionContext& /*ctx*/) const {
@@ -123,7 +86,7 @@ class PositionalEncoding {
   // whole context, which RoPE scaling picks s from). Default: q and k as given, no bias.
   virtual AttentionTerms attention_terms(const Tensor& q, const Tensor& k, bool /*causal*/,
                                          const PositionContext& /*ctx*/) const {
-    return {q, k, Tensor(), Tensor()};
+    return {.q = q, .k = k};
   }
   // Learned parameters with their checkpoint names (docs/formats.md).
   virtual std::vector<std::pair<std::string, Tensor>> parameters() const { return {}; }
@@ -141,9 +104,5 @@ AttentionTerms attention_terms_at(const PositionalEncoding& pe, const Tensor& q,
                                   int64_t q_pos0, bool causal, const RopeScaling& scaling = {});
 // x: (B,T,C) at positions pos0..pos0+T-1, likewise.
 Tensor add_to_embeddings_at(const PositionalEncoding& pe, const Tensor& x, int64_t pos0);
-
-// The scheme of cfg for a model of dims; its learned tables drawn from gen.
-std::unique_ptr<PositionalEncoding> make_posenc(const PosencConfig& cfg, const PosencDims& dims,
-                                                Generator& gen);
 
 }  // namespace poslab

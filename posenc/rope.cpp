@@ -6,6 +6,23 @@
 
 namespace poslab {
 
+static const std::vector<std::string>& rope_layout_names() {
+  static const std::vector<std::string> names{"interleaved", "half"};
+  return names;
+}
+
+RopeLayout parse_rope_layout(const std::string& name) {
+  return static_cast<RopeLayout>(name_index(rope_layout_names(), name, "--rope-layout"));
+}
+
+const char* rope_layout_name(RopeLayout layout) {
+  return rope_layout_names()[static_cast<int>(layout)].c_str();
+}
+
+int64_t rope_rotated_dims(int64_t D, double fraction) {
+  return 2 * static_cast<int64_t>(std::floor(fraction * static_cast<double>(D) / 2));
+}
+
 void validate_rope(int64_t head_dim, double theta, double fraction) {
   if (head_dim % 2 != 0)
     fail("rope: expected an even head dim D = d/heads (--d, --heads; RoPE rotates pairs of dims), ",
@@ -143,10 +160,10 @@ AttentionTerms RoPE::attention_terms(const Tensor& q, const Tensor& k, bool caus
          " and Tk = ", ctx.Tk, " (the context's), but got q ", shape_str(q.shape()), " and k ",
          shape_str(k.shape()));
   if (ctx.scaling.kind != ScalingKind::dynamic)
-    return {rotate(q, ctx, ctx.q_pos0), rotate(k, ctx, 0), Tensor(), Tensor()};
+    return {.q = rotate(q, ctx, ctx.q_pos0), .k = rotate(k, ctx, 0)};
   if (!causal) fail("rope: dynamic scaling needs a causal model");
-  if (layout_ == RopeLayout::interleaved) return {q, k, Tensor(), ctx.row_freqs};
-  return {interleaved_order(q, r_), interleaved_order(k, r_), Tensor(), ctx.row_freqs};
+  if (layout_ == RopeLayout::interleaved) return {.q = q, .k = k, .row_freqs = ctx.row_freqs};
+  return {.q = interleaved_order(q, r_), .k = interleaved_order(k, r_), .row_freqs = ctx.row_freqs};
 }
 
 // x: (B,T,H,D), its row t at the position of the tables' row row0 + t.

@@ -41,10 +41,19 @@
 // the attention kernels apply to interleaved pairs: a half-layout head is first permuted
 // into the interleaved order (the renaming above), at the cost of a copy of q and k.
 #pragma once
+#include <string>
+
 #include "posenc/posenc.h"
 #include "posenc/rope_scaling.h"
 
 namespace poslab {
+
+// Which dims of a head form rotated pairs (--rope-layout), as above.
+enum class RopeLayout { interleaved, half };
+RopeLayout parse_rope_layout(const std::string& name);  // error lists the valid names
+const char* rope_layout_name(RopeLayout layout);
+// r = 2 floor(f D / 2): the rotated dims of a head of D dims under --rope-fraction f.
+int64_t rope_rotated_dims(int64_t D, double fraction);
 
 // The differentiable RoPE op. x: (B,T,H,D) with any strides; cos, sin: (T, r/2) tables for
 // the T positions of x, r <= D the rotated dims. Returns a contiguous (B,T,H,D).

@@ -5,6 +5,19 @@
 
 namespace poslab {
 
+static const std::vector<std::string>& scaling_names() {
+  static const std::vector<std::string> names{"none", "linear", "ntk", "dynamic", "yarn"};
+  return names;
+}
+
+ScalingKind parse_scaling(const std::string& name) {
+  return static_cast<ScalingKind>(name_index(scaling_names(), name, "--rope-scaling"));
+}
+
+const char* scaling_name(ScalingKind kind) {
+  return scaling_names()[static_cast<int>(kind)].c_str();
+}
+
 std::vector<double> rope_base_frequencies(int64_t D, double theta) {
   std::vector<double> f(D / 2);
   for (int64_t i = 0; i < D / 2; ++i) f[i] = std::pow(theta, -2.0 * i / D);
@@ -40,8 +53,7 @@ std::vector<double> yarn_keep(int64_t D, double theta, int64_t T0) {
   double high = std::min(std::ceil(pair_turning(kBetaSlow)), static_cast<double>(D - 1));
   if (low == high) high += 0.001;  // as the reference code: no division by zero
   std::vector<double> keep(D / 2);
-  for (int64_t i = 0; i < D / 2; ++i)
-    keep[i] = 1 - std::clamp((i - low) / (high - low), 0.0, 1.0);
+  for (int64_t i = 0; i < D / 2; ++i) keep[i] = 1 - std::clamp((i - low) / (high - low), 0.0, 1.0);
   return keep;
 }
 

@@ -38,11 +38,27 @@
 //            paper's [1, .71, .38, .20, .10, .04, .01, 0]. The code computes the deployed one.
 // At s = 1 every method is plain RoPE (tests: "every scaling at s = 1 equals plain RoPE").
 #pragma once
+#include <string>
 #include <vector>
 
-#include "posenc/posenc.h"
+#include "autograd/ops.h"
 
 namespace poslab {
+
+// The methods above, and none: the positions as trained (--rope-scaling).
+enum class ScalingKind { none, linear, ntk, dynamic, yarn };
+ScalingKind parse_scaling(const std::string& name);  // error lists the valid names
+const char* scaling_name(ScalingKind kind);
+
+// One evaluation's scaling, passed with each call (nn/attention.h, Interventions).
+struct RopeScaling {
+  ScalingKind kind = ScalingKind::none;
+  double factor = 0;      // 0: s = max(1, L / train_len) for a window of length L
+  int64_t train_len = 0;  // T0, the training context length (0: the model's)
+  // linear only: >= 0 interpolates this one rotation pair alone (its angle divided by s), the
+  // others unchanged: the study's frequency-by-frequency surgery. -1: every pair.
+  int64_t pair = -1;
+};
 
 // What a cos/sin table needs: angle = (p * pos_scale) * freq[i], amplitude mscale.
 // The functions below take r, the rotated dims, as their D (the last takes both).

@@ -67,7 +67,7 @@ AttentionTerms T5Bias::attention_terms(const Tensor& q, const Tensor& k, bool ca
   if (causal != opt_.causal)
     fail("t5: the table was built for a ", opt_.causal ? "causal" : "bidirectional",
          " model, but attention is ", causal ? "causal" : "bidirectional");
-  return {q, k, table(ctx.q_pos0, q.size(1), k.size(1)), Tensor()};
+  return {.q = q, .k = k, .rel_bias = table(ctx.q_pos0, q.size(1), k.size(1))};
 }
 
 }  // namespace poslab

@@ -34,8 +34,8 @@
 #   MKL_ENABLE_INSTRUCTIONS=AVX2 and ONEDNN_MAX_CPU_ISA=AVX2.
 # The summary tables go to BENCH_OUT (default <build>/bench/RESULTS-latest.md); everything else
 # is printed as it runs. The summary ends with the training table in the columns of
-# docs/performance.md (bench/page_table.awk), a row per scheme to paste there; the rest of it
-# goes to the archive, bench/RESULTS.md.
+# docs/performance.md (bench/page_table.awk), a row per scheme to paste there: new measurements
+# go on that page only (bench/archive/RESULTS.md is the frozen history).
 # On a machine without our Debian packages (scripts/gpu_check.sh cpu runs this from its bundle):
 # PYTHON is the interpreter with PyTorch (default /usr/bin/python3), OURS_LIBS a library folder
 # for our programs only (LD_LIBRARY_PATH), TCMALLOC the libtcmalloc_minimal.so.4 to preload,
@@ -307,9 +307,9 @@ ours "$build/bench/bench_ops" | tee "$tmp/ops"
         (t > 0 ? sprintf("(%.2fx the fastest PyTorch median). ", f / t) : ""), s, s - p - a, 100 * (s - p - a) / s
       printf "everything else: the element-wise ops, layer norms, the optimizer, threads waiting, and\n"
       printf "the products and attention running slower inside a step than alone (colder caches).\n"
-      # perf profiles of the step (the archive, bench/RESULTS.md: "Where the emulated AVX2 step
-      # goes") bound the share outside the products and attention from below; much less left
-      # over means the two ran slow
+      # perf profiles of the step (the archive, bench/archive/RESULTS.md: "Where the emulated
+      # AVX2 step goes") bound the share outside the products and attention from below; much
+      # less left over means the two ran slow
       if (s - p - a < 0.1 * s)
         printf "That is under 10%%, below the 17-30%% that perf profiles of the step show: the two ran\nslower alone than in the step, and this floor is set too high.\n"
     }' "$tmp/matmul" "$tmp/ops"

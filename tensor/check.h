@@ -12,6 +12,11 @@ namespace poslab {
 // "(2,5,2,3)"
 std::string shape_str(const std::vector<int64_t>& shape);
 
+// The index of `name` among `names` (an enum's names, in the enum's order), or an error naming
+// the flag and every valid name: "--pe: expected one of none|learned|..., but got 'xpos'".
+size_t name_index(const std::vector<std::string>& names, const std::string& name,
+                  const std::string& flag);
+
 // Builds a message from any streamable parts: fail("matmul: expected ", a, " but got ", b).
 template <class... Args>
 [[noreturn]] void fail(const Args&... args) {

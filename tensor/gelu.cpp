@@ -3,7 +3,7 @@
 // Backward:
 //   dy/dx = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
 // Both loops use 0.5 (1 + tanh u) = sigmoid(2u) = 1 / (1 + exp(-2u)): one exp instead of a
-// tanh, about twice as fast, and exp(-2u) overflowing to inf for very negative u still gives
+// tanh, faster (bench/ops, gelu), and exp(-2u) overflowing to inf for very negative u still gives
 // the right limit (sigmoid -> 0). The exp is exp_k (tensor/fast_exp.h): vectorised for f32,
 // std::exp for f64.
 #include <omp.h>

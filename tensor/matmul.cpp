@@ -79,6 +79,20 @@ void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor*
 namespace cpu {
 namespace {
 
+// Where the matrix of batch i starts in x's storage: i counts the broadcast batch shape
+// `batch` in row-major order, and x's batch dims (all but its last two) are aligned with the
+// last dims of `batch`; a dim x lacks, or holds once (size 1), is broadcast: it moves nothing.
+int64_t batch_offset(const Tensor& x, const Shape& batch, int64_t i) {
+  const int64_t missing = static_cast<int64_t>(batch.size()) - (x.dim() - 2);
+  int64_t offset = x.offset();
+  for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
+    const int64_t index = i % batch[d];
+    i /= batch[d];
+    if (d >= missing && x.size(d - missing) != 1) offset += index * x.strides()[d - missing];
+  }
+  return offset;
+}
+
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   int64_t M = a_in.size(-2), K = a_in.size(-1), N = b_in.size(-1);
   Tensor a = a_in, b = b_in;
@@ -101,13 +115,6 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   out_shape.push_back(N);
   Tensor out = Tensor::empty(out_shape, a.dtype());
   if (out.numel() == 0) return out;
-  // Batch strides of each operand (0 where broadcast); a trailing 1 so row_offset works.
-  Shape bshape = batch, sa, sb;
-  bshape.push_back(1);
-  Tensor ab = a.slice(-1, 0, 1).slice(-2, 0, 1).squeeze(-1).squeeze(-1);
-  Tensor bb = b.slice(-1, 0, 1).slice(-2, 0, 1).squeeze(-1).squeeze(-1);
-  sa = broadcast_strides(ab, batch), sb = broadcast_strides(bb, batch);
-  sa.push_back(0), sb.push_back(0);
   int64_t nb = numel_of(batch);
   bool parallel_batches = nb > 1 && M * N * K < (1 << 21);
   dispatch(a.dtype(), [&](auto zero) {
@@ -116,8 +123,8 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     const T* pb = static_cast<const T*>(b.storage()->data());
     T* po = out.data<T>();
     auto one = [&](int64_t i) {
-      const T* A = pa + row_offset(i, bshape, sa, a.offset());
-      const T* B = pb + row_offset(i, bshape, sb, b.offset());
+      const T* A = pa + batch_offset(a, batch, i);
+      const T* B = pb + batch_offset(b, batch, i);
       if (K == 0) return std::fill(po + i * M * N, po + (i + 1) * M * N, T(0));
       gemm<T>(oa.trans, ob.trans, M, N, K, T(1), A, oa.ld, B, ob.ld, T(0), po + i * M * N, N);
     };

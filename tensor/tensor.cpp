@@ -21,6 +21,16 @@ std::string shape_str(const std::vector<int64_t>& shape) {
   return os.str();
 }
 
+size_t name_index(const std::vector<std::string>& names, const std::string& name,
+                  const std::string& flag) {
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return i;
+    list += (i ? "|" : "") + names[i];
+  }
+  fail(flag, ": expected one of ", list, ", but got '", name, "'");
+}
+
 int64_t numel_of(const Shape& shape) {
   int64_t n = 1;
   for (int64_t s : shape) n *= s;

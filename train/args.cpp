@@ -84,12 +84,7 @@ bool Args::boolean(const std::string& name, bool def) const {
 
 std::string Args::choice(const std::string& name, const std::string& def,
                          const std::vector<std::string>& valid) const {
-  std::string v = str(name, def);
-  for (const auto& x : valid)
-    if (x == v) return v;
-  std::string list;
-  for (size_t i = 0; i < valid.size(); ++i) list += (i ? "|" : "") + valid[i];
-  fail("--", name, ": expected one of ", list, ", but got '", v, "'");
+  return valid[name_index(valid, str(name, def), "--" + name)];
 }
 
 std::string Args::usage() const {

@@ -203,8 +203,8 @@ int cmd_eval(int argc, char** argv) {
       fail("--factor: dynamic scaling picks s per position; it takes no --factor");
     sc.factor = a.number("factor", 0, 1, 1e9);
   }
-  ck.model->set_scaling(sc);
   Interventions iv;
+  iv.rope_scaling = sc;
   iv.position_offset = a.integer("position-offset", 0, 0, INT64_MAX / 2);
   iv.attention_window = a.integer("attention-window", 0, 1, INT64_MAX / 2);
   iv.log_scale = a.choice("logit-scale", "none", {"none", "log"}) == "log";
@@ -281,9 +281,9 @@ int cmd_generate(int argc, char** argv) {
   Checkpoint ck = load_checkpoint(ckpt, device);
   std::vector<std::string> vocab = load_vocab(vpath);
   check_pairing(*ck.model, ckpt, vocab, vpath);
+  RopeScaling scaling;  // none, unless asked
   if (a.has("rope-scaling"))
-    ck.model->set_scaling(
-        {parse_scaling(a.str("rope-scaling", "")), 0, ck.model->config().block_size});
+    scaling = {parse_scaling(a.str("rope-scaling", "")), 0, ck.model->config().block_size};
   std::string prompt = a.str("prompt", "");
   if (prompt.empty()) prompt.push_back('\n');  // start from a line break
   std::vector<uint16_t> ids = encode(vocab, prompt);
@@ -298,14 +298,14 @@ int cmd_generate(int argc, char** argv) {
   KVCache cache = m.new_cache(total);
   Ids prompt_ids{std::vector<int32_t>(ids.begin(), ids.end()),
                  {1, static_cast<int64_t>(ids.size())}};
-  Tensor logits = m.decode(prompt_ids, cache);
+  Tensor logits = m.decode(prompt_ids, cache, scaling);
   std::printf("%s", prompt.c_str());
   for (int64_t i = 0; i < n; ++i) {
     int32_t next =
         sample_next(logits.slice(1, logits.size(1) - 1, logits.size(1)).to_vector(), temp, gen);
     std::printf("%s", vocab[next].c_str());
     std::fflush(stdout);
-    if (i + 1 < n) logits = m.decode(Ids{{next}, {1, 1}}, cache);
+    if (i + 1 < n) logits = m.decode(Ids{{next}, {1, 1}}, cache, scaling);
   }
   std::printf("\n");
   return 0;

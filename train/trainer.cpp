@@ -85,10 +85,7 @@ const std::vector<std::string>& objective_names() {
 }
 
 Objective parse_objective(const std::string& name) {
-  const std::vector<std::string>& names = objective_names();
-  for (size_t i = 0; i < names.size(); ++i)
-    if (names[i] == name) return static_cast<Objective>(i);
-  fail("--objective: expected one of lm|mlm|answer, but got '", name, "'");
+  return static_cast<Objective>(name_index(objective_names(), name, "--objective"));
 }
 
 const char* objective_name(Objective objective) {
@@ -266,7 +263,7 @@ class Trainer {
         gen_(o_.seed ^ 0x9e3779b97f4a7c15ULL) {  // the batch sampler
     for (const NamedParam& p : adam_.params()) params_.push_back(p.tensor);
     if (!o_.init_from.empty()) start_from(o_.init_from);
-    if (o_.rope_scaling.kind != ScalingKind::none) model_.set_scaling(o_.rope_scaling);
+    scaled_.rope_scaling = o_.rope_scaling;
   }
   // --resume: the state of the last checkpoint. False when the run had already finished.
   bool resume();
@@ -289,6 +286,7 @@ class Trainer {
   AdamW adam_;
   Generator gen_;
   std::vector<Tensor> params_;  // built once; zero_grad keeps their buffers
+  Interventions scaled_;        // every forward's RoPE scaling (--rope-scaling: a fine-tune)
   std::vector<LogRow> log_;
   int64_t start_ = 0;
   double grad_norm_ = 0;
@@ -374,7 +372,7 @@ double Trainer::val_loss() {
   double s = 0;
   for (int64_t i = 0; i < o_.eval_batches; ++i) {
     Batch b = sample(true, eg);
-    s += model_.loss(b.x, b.y).item();
+    s += model_.loss(b.x, b.y, nullptr, scaled_).item();
   }
   return s / o_.eval_batches;
 }
@@ -382,7 +380,7 @@ double Trainer::val_loss() {
 double Trainer::step(int64_t step, double lr) {
   Batch b = sample(false, gen_);
   zero_grad(params_);
-  Tensor loss = model_.loss(b.x, b.y);
+  Tensor loss = model_.loss(b.x, b.y, nullptr, scaled_);
   double l = loss.item();
   if (!std::isfinite(l))
     fail("train: step ", step + 1, ": the loss is ", l,
@@ -396,9 +394,9 @@ double Trainer::step(int64_t step, double lr) {
              "; stopping. The last good checkpoint stays in ", o_.out);
   }
   adam_.step(lr);
-  // Checked every step (a read of the ~0.8M weights, well under a millisecond; on the GPU one
-  // launch and one read-back), before any checkpoint is written: a non-finite weight is never
-  // saved.
+  // Checked every step (one read of the weights, small beside the step's products: bench/
+  // train_step; on the GPU one launch and one read-back), before any checkpoint is written: a
+  // non-finite weight is never saved.
   if (int64_t bad = kernel::first_non_finite(params_); bad >= 0)
     fail("train: step ", step + 1, ": the update made ", adam_.params()[bad].name,
          " non-finite (lr ", lr, "); stopping. The last good checkpoint stays in ", o_.out);

@@ -103,6 +103,33 @@ TEST_CASE("linear and layer_norm add their parameters' gradients into the parame
   REQUIRE(c.grad().to_vector() == dc.to_vector());
 }
 
+// The aliasing rule (node.h): an intermediate's gradient buffer may be added into in place only
+// while it is contiguous and no other tensor holds its storage; a leaf's always.
+TEST_CASE("the aliasing rule: a gradient buffer is added into only when nothing else holds it",
+          "[autograd]") {
+  Tensor x = leaf({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor h = exp(x);  // an intermediate
+  AutogradMeta& m = *h.meta();
+  REQUIRE(grad_buffer_is_own(*x.meta()));  // a leaf: its buffer is the engine's own
+  REQUIRE_FALSE(grad_buffer_is_own(m));    // no buffer yet
+  Tensor returned = Tensor::ones({2, 3}, DType::f64);
+  m.grad = std::make_shared<Tensor>(returned);  // a first gradient, kept as an op returned it
+  REQUIRE_FALSE(grad_buffer_is_own(m));         // `returned` still holds its storage
+  returned = Tensor();
+  REQUIRE(grad_buffer_is_own(m));  // now nothing else does
+  Tensor view = *m.grad;
+  REQUIRE_FALSE(grad_buffer_is_own(m));  // a view shares the storage too
+  view = Tensor();
+  m.grad = std::make_shared<Tensor>(Tensor::ones({3, 2}, DType::f64).transpose(0, 1));
+  REQUIRE_FALSE(grad_buffer_is_own(m));  // alone, but not contiguous
+  m.grad.reset();
+  // through the engine: h's first gradient aliases x's (add hands dy to both inputs); the
+  // later contributions must not change x's through it
+  Tensor L = add(sum(add(h, x)), sum(scale(h, 2)));
+  backward(L);
+  for (int i = 0; i < 6; ++i) REQUIRE(x.grad().to_vector()[i] == Approx(1 + 3 * std::exp(i + 1.0)));
+}
+
 TEST_CASE("a gradient buffer of the wrong shape is an error naming the op", "[autograd][errors]") {
   Tensor x = Tensor::ones({2, 3}, DType::f64), w = Tensor::ones({4, 3}, DType::f64);
   Tensor dy = Tensor::ones({2, 4}, DType::f64), dw = Tensor::zeros({3, 4}, DType::f64);

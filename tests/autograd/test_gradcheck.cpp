@@ -116,7 +116,7 @@ TEST_CASE("gradcheck: ops: views and non-contiguous inputs", "[gradcheck]") {
                   {x});
   CHECK_GRADCHECK(
       "ops: slice", [](auto& v) { return slice(v[0], 2, 1, 4, 2); }, {x}, named({"x"}));
-  // Slices add their gradient into the input's buffer (Node::add_into): side by side and
+  // Slices add their gradient into the input's buffer (autograd/shape.cpp): side by side and
   // overlapping slices of a leaf and of an intermediate, with full-size uses of both, one of
   // which reaches the intermediate as an aliased gradient and one as an expanded scalar.
   CHECK_GRADCHECK(

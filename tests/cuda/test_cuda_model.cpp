@@ -308,10 +308,10 @@ TEST_CASE("cuda: evaluation at 512 for every scheme and every RoPE scaling", "[c
       GPTConfig cc = canonical(pe), cg = canonical(pe);
       cg.device = Device::cuda;
       GPT mc(cc, 5), mg(cg, 5);
-      mc.set_scaling({sk, 0, 256});
-      mg.set_scaling({sk, 0, 256});
+      Interventions iv;
+      iv.rope_scaling = {sk, 0, 256};
       Tensor rc, rg;
-      double lc = mc.loss(x, y, &rc).item(), lg = mg.loss(x, y, &rg).item();
+      double lc = mc.loss(x, y, &rc, iv).item(), lg = mg.loss(x, y, &rg, iv).item();
       REQUIRE(lg == Approx(lc).epsilon(1e-5));
       REQUIRE_CLOSE(rg, rc, 1e-4, 1e-4);
     }
@@ -333,12 +333,14 @@ TEST_CASE("cuda: KV-cache decoding equals recomputation, every scheme", "[cuda]"
     c.block_size = 16;  // so that dynamic scaling changes theta while decoding
     c.device = Device::cuda;
     GPT m(c, 7);
-    if (c.pe.kind == PeKind::rope) m.set_scaling({ScalingKind::dynamic, 0, 16});
-    Tensor full = m.logits(ids);  // (1,40,V) at once
+    Interventions iv;  // dynamic scaling for rope
+    if (c.pe.kind == PeKind::rope) iv.rope_scaling = {ScalingKind::dynamic, 0, 16};
+    Tensor full = m.logits(ids, iv);  // (1,40,V) at once
     KVCache cache = m.new_cache(40);
     Ids first{std::vector<int32_t>(ids.data.begin(), ids.data.begin() + 10), {1, 10}};
-    std::vector<Tensor> parts{m.decode(first, cache)};
-    for (int t = 10; t < 40; ++t) parts.push_back(m.decode(Ids{{ids.data[t]}, {1, 1}}, cache));
+    std::vector<Tensor> parts{m.decode(first, cache, iv.rope_scaling)};
+    for (int t = 10; t < 40; ++t)
+      parts.push_back(m.decode(Ids{{ids.data[t]}, {1, 1}}, cache, iv.rope_scaling));
     std::vector<double> got;
     for (const Tensor& p : parts)
       for (double v : p.to_vector()) got.push_back(v);

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "posenc/posenc.h"
+#include "posenc/factory.h"
 #include "tests/support/gradcheck.h"
 
 using poslab::testing::GradcheckResult;

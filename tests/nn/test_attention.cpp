@@ -62,7 +62,7 @@ TEST_CASE("fused attention equals the loop reference, forward and backward", "[a
 TEST_CASE("q, k, v as views of one qkv: gradients land in its one buffer, the bits of leaves",
           "[attention][nn]") {
   // The module's q, k, v are slices of one (B,T,3C) projection; in the backward each slice
-  // adds its gradient into its block of qkv's buffer (slice's add_into). The result must equal,
+  // adds its gradient into its block of qkv's buffer (slice's backward). The result must equal,
   // bit for bit, attention on three separate leaves holding the same values. T = 100: three
   // row blocks (48, 48, 4), so dk and dv are summed over blocks.
   for (DType dt : {DType::f32, DType::f64})

@@ -61,16 +61,17 @@ TEST_CASE("cached decoding equals recomputing the whole prefix, for every scheme
       cfg.block_size = 4;  // decode past T0 so dynamic scaling changes with the length
       cfg.pe.max_len = 16;
       GPT m(cfg, 5);
-      m.set_scaling({sk, 0, cfg.block_size});
+      Interventions iv;
+      iv.rope_scaling = {sk, 0, cfg.block_size};
       KVCache cache = m.new_cache(16);
       double worst = 0;
       for (size_t t = 0; t < toks.size(); ++t) {
-        Tensor step = m.decode(Ids{{toks[t]}, {1, 1}}, cache);  // (1,1,V)
+        Tensor step = m.decode(Ids{{toks[t]}, {1, 1}}, cache, iv.rope_scaling);  // (1,1,V)
         Ids prefix{std::vector<int32_t>(toks.begin(), toks.begin() + t + 1), {1, int64_t(t + 1)}};
         Tensor full;
         {
           NoGrad ng;
-          full = m.logits(prefix);
+          full = m.logits(prefix, iv);
         }
         for (int v = 0; v < 7; ++v)
           worst = std::max(worst, std::abs(step.at({0, 0, v}) - full.at({0, int64_t(t), v})));
@@ -88,13 +89,14 @@ TEST_CASE("dynamic scaling equals ntk with each row's own s, and plain RoPE belo
   Ids ids{{1, 2, 3, 4, 5, 6, 0, 1}, {1, 8}};
   NoGrad ng;
   Tensor plain = m.logits(ids);
-  m.set_scaling({ScalingKind::dynamic, 0, 4});
-  Tensor dyn = m.logits(ids);
+  Interventions dynamic, ntk;
+  dynamic.rope_scaling = {ScalingKind::dynamic, 0, 4};
+  Tensor dyn = m.logits(ids, dynamic);
   for (int64_t t = 0; t < 8; ++t) {
     // row t uses s = max(1, (t+1)/4): the same as ntk with that factor on the prefix 0..t
-    m.set_scaling({ScalingKind::ntk, std::max(1.0, (t + 1) / 4.0), 4});
+    ntk.rope_scaling = {ScalingKind::ntk, std::max(1.0, (t + 1) / 4.0), 4};
     Ids prefix{std::vector<int32_t>(ids.data.begin(), ids.data.begin() + t + 1), {1, t + 1}};
-    Tensor ref = m.logits(prefix);
+    Tensor ref = m.logits(prefix, ntk);
     for (int v = 0; v < 7; ++v) {
       REQUIRE(dyn.at({0, t, v}) == Approx(ref.at({0, t, v})).margin(1e-10));
       if (t < 4) REQUIRE(dyn.at({0, t, v}) == Approx(plain.at({0, t, v})).margin(1e-10));

@@ -78,10 +78,12 @@ TEST_CASE("RoPE half layout is interleaved with permuted q/k rows", "[nn][posenc
       for (size_t p = 0; p < a.size(); ++p) b[p].tensor.copy_(a[p].tensor);
     }
     for (ScalingKind sk : kScalings) {
-      for (GPT* m : {&inter, &half, &unpermuted}) m->set_scaling({sk, 0, 4});
+      Interventions iv;
+      iv.rope_scaling = {sk, 0, 4};
       NoGrad ng;
-      Tensor want = inter.logits(ids);
-      double gap = max_diff(half.logits(ids), want), wrong = max_diff(unpermuted.logits(ids), want);
+      Tensor want = inter.logits(ids, iv);
+      double gap = max_diff(half.logits(ids, iv), want),
+             wrong = max_diff(unpermuted.logits(ids, iv), want);
       INFO("f = " << f << ", scaling " << scaling_name(sk) << ": max logit difference " << gap
                   << ", unpermuted " << wrong);
       REQUIRE(gap < 1e-11);  // f64; only the order of the q.k sums differs
@@ -101,16 +103,17 @@ TEST_CASE("cached decoding equals the full forward, every RoPE layout x fraction
         // a fixed s = 2.5 for the methods whose s would otherwise follow the window length
         // (the full forward and each decoding step see different lengths); dynamic follows
         // each row's own length by definition
-        m.set_scaling({sk, sk == ScalingKind::dynamic ? 0 : 2.5, 4});
+        Interventions iv;
+        iv.rope_scaling = {sk, sk == ScalingKind::dynamic ? 0 : 2.5, 4};
         KVCache cache = m.new_cache(16);
         double worst = 0;
         Tensor full;
         {
           NoGrad ng;
-          full = m.logits(Ids{toks, {1, int64_t(toks.size())}});
+          full = m.logits(Ids{toks, {1, int64_t(toks.size())}}, iv);
         }
         for (size_t t = 0; t < toks.size(); ++t) {
-          Tensor step = m.decode(Ids{{toks[t]}, {1, 1}}, cache);  // (1,1,V)
+          Tensor step = m.decode(Ids{{toks[t]}, {1, 1}}, cache, iv.rope_scaling);  // (1,1,V)
           for (int v = 0; v < 7; ++v)
             worst = std::max(worst, std::abs(step.at({0, 0, v}) - full.at({0, int64_t(t), v})));
         }

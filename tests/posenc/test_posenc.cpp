@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "posenc/alibi.h"
+#include "posenc/factory.h"
 #include "posenc/learned.h"
 #include "posenc/rope.h"
 #include "posenc/sinusoidal.h"
@@ -166,8 +167,9 @@ TEST_CASE("ntk and yarn frequencies equal their closed forms", "[posenc]") {
 }
 
 TEST_CASE("unknown --pe and --rope-scaling list the valid names", "[posenc][errors]") {
-  REQUIRE_THROWS_WITH(parse_pe("xpos"), Contains("unknown positional encoding 'xpos'") &&
-                                            Contains("none|learned|sinusoidal|rope|alibi"));
+  REQUIRE_THROWS_WITH(parse_pe("xpos"), Contains("--pe: expected one of") &&
+                                            Contains("none|learned|sinusoidal|rope|alibi") &&
+                                            Contains("but got 'xpos'"));
   REQUIRE_THROWS_WITH(parse_scaling("longrope"), Contains("linear|ntk|dynamic|yarn"));
   ALiBi a(4);
   PositionContext at;

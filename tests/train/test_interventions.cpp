@@ -94,8 +94,8 @@ TEST_CASE("bad interventions are refused with the flag and the values named", "[
   CHECK_THROWS_WITH(logits_at(learned, toy_ids(10), past),
                     Contains("--position-offset") && Contains("70") && Contains("64"));
   GPT rope(toy_config(PeKind::rope), 3);
-  rope.set_scaling({ScalingKind::yarn, 0, kT0});
   Interventions shifted;
+  shifted.rope_scaling = {ScalingKind::yarn, 0, kT0};
   shifted.position_offset = 4;
   CHECK_THROWS_WITH(logits_at(rope, toy_ids(10), shifted),
                     Contains("--position-offset") && Contains("yarn"));

@@ -83,13 +83,12 @@ std::vector<RopePairRow> rope_pair_rows(const RunSpec& r, GPT& model,
   const long seed = static_cast<long>(r.train.seed);
   rows.push_back({r.name, seed, -1, NAN, evaluated(model, val, L, W, {}, T0).second});
   for (int64_t p = 0; p < static_cast<int64_t>(freq.size()); ++p) {
-    RopeScaling one{ScalingKind::linear, 0, T0};
-    one.pair = p;  // s = L / T0 for this pair alone
-    model.set_scaling(one);
-    const double unseen = evaluated(model, val, L, W, {}, T0).second;
+    Interventions one;
+    one.rope_scaling = {ScalingKind::linear, 0, T0};
+    one.rope_scaling.pair = p;  // s = L / T0 for this pair alone
+    const double unseen = evaluated(model, val, L, W, one, T0).second;
     rows.push_back({r.name, seed, static_cast<long>(p), 2 * std::numbers::pi / freq[p], unseen});
   }
-  model.set_scaling({ScalingKind::none, 0, T0});
   return rows;
 }
 

@@ -83,7 +83,6 @@ std::vector<double> run_sliding_losses(const std::string& run_dir, GPT& model,
         read_file(json_path) == description(window, hash, val, bin))
       return from_bytes(bin.substr(0, want * sizeof(float)));
   }
-  model.set_scaling({ScalingKind::none, 0, window});
   std::vector<double> losses = sliding_losses(model, val, window, 0, targets);
   std::string bin = to_bytes(losses);
   write_file_atomic(bin_path, bin);
