@@ -1,4 +1,5 @@
 // The trainer, checkpoints and eval: round trips, exact resume, broken files, bad flags.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -382,4 +383,30 @@ TEST_CASE("log.csv: training throughput, and evaluation time in its own column",
   REQUIRE(old.size() == 1);
   CHECK(old[0].tokens_per_s == 900);
   CHECK(std::isnan(old[0].eval_seconds));
+}
+
+TEST_CASE("learned: rows past the training length keep their initial values through training",
+          "[train]") {
+  // Training windows use positions 0..T0-1 only, so no gradient reaches rows T0..max_len-1,
+  // and wpe gets no weight decay (docs/model.md): AdamW leaves those rows exactly as they were
+  // initialised, while the trained rows move (docs/guide.md, section 2, exercise 2).
+  test::TempDir dir;
+  TrainOptions o = tiny_run(dir, PeKind::learned);
+  o.model.pe.max_len = 32;  // T0 = block_size = 16
+  train(o);
+  Checkpoint trained = load_checkpoint(o.out + "/model.safetensors");
+  GPT init(trained.model->config(), o.seed);
+  auto wpe = [](const GPT& m) {
+    for (const NamedParam& p : m.parameters())
+      if (p.name == "transformer.wpe.weight") {
+        REQUIRE_FALSE(p.decay);
+        return p.tensor.to_vector();
+      }
+    FAIL("no transformer.wpe.weight");
+    return std::vector<double>{};
+  };
+  const std::vector<double> before = wpe(init), after = wpe(*trained.model);
+  const size_t C = before.size() / 32, T0 = 16;
+  REQUIRE(std::equal(before.begin() + T0 * C, before.end(), after.begin() + T0 * C));
+  REQUIRE_FALSE(std::equal(before.begin(), before.begin() + T0 * C, after.begin()));
 }

@@ -1,6 +1,7 @@
 // guide_figures.cpp — `poslab figure` (guide_figures.h): the guide's figures from the formulas.
 #include "train/study/guide_figures.h"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdio>
@@ -11,6 +12,8 @@
 #include "posenc/rope_scaling.h"
 #include "tensor/check.h"
 #include "train/args.h"
+#include "train/study/ngram.h"
+#include "train/study/plot_svg.h"
 
 namespace poslab {
 
@@ -77,16 +80,33 @@ LinePlot rope_decay_figure(const FigureOptions& o) {
 
 // ---------------------------------------------------------------- RoPE scaling: wavelengths
 
-std::vector<double> rope_wavelengths(int64_t D, double theta, ScalingKind kind, double s,
-                                     int64_t T0) {
+// Each pair's frequency per position under `kind` at factor s: w_i' p_s (p_s: the position scale,
+// 1/s for linear). `who` names the caller in the error for dynamic, whose s changes per row.
+static std::vector<double> scaled_frequencies(int64_t D, double theta, ScalingKind kind, double s,
+                                              int64_t T0, const char* who) {
   if (kind == ScalingKind::dynamic)
-    fail("rope_wavelengths: dynamic scaling changes s with each row; draw ntk at one s instead");
+    fail(who, ": dynamic scaling changes s with each row; draw ntk at one s instead");
   RopeScaling sc;
   sc.kind = kind, sc.factor = s, sc.train_len = T0;
   const RopeFrequencies f = rope_frequencies(D, theta, sc, T0);
-  std::vector<double> lambda;
-  for (double w : f.freq) lambda.push_back(2 * M_PI / (w * f.pos_scale));
+  std::vector<double> w;
+  for (double fi : f.freq) w.push_back(fi * f.pos_scale);
+  return w;
+}
+
+std::vector<double> rope_wavelengths(int64_t D, double theta, ScalingKind kind, double s,
+                                     int64_t T0) {
+  std::vector<double> lambda = scaled_frequencies(D, theta, kind, s, T0, "rope_wavelengths");
+  for (double& w : lambda) w = 2 * M_PI / w;
   return lambda;
+}
+
+std::vector<double> rope_angle_overshoot(int64_t D, double theta, ScalingKind kind, double s,
+                                         int64_t T0) {
+  std::vector<double> ratio = scaled_frequencies(D, theta, kind, s, T0, "rope_angle_overshoot");
+  const std::vector<double> w = rope_base_frequencies(D, theta);
+  for (size_t i = 0; i < w.size(); ++i) ratio[i] *= s / w[i];
+  return ratio;
 }
 
 // A horizontal grey line at y across pairs 0..n-1.
@@ -97,26 +117,60 @@ static Series level(const std::string& label, double y, int64_t n, bool dashed) 
   return s;
 }
 
+static std::string dims_text(const FigureOptions& o) {
+  char sub[96];
+  std::snprintf(sub, sizeof sub, "D = %lld, T0 = %lld, s = %g", (long long)o.head_dim,
+                (long long)o.train_len, o.factor);
+  return sub;
+}
+
+// The turns r_i = T0 w_i / (2 pi) of each pair over the training length.
+static std::vector<double> turns_in_train_len(const FigureOptions& o) {
+  std::vector<double> r = rope_base_frequencies(o.head_dim, o.theta);
+  for (double& w : r) w *= o.train_len / (2 * M_PI);
+  return r;
+}
+
+// The scalings drawn per pair (dynamic is ntk at one s: its rows differ), each in one colour in
+// both panels (the palette's first four).
+struct DrawnScaling {
+  ScalingKind kind;
+  const char *label, *color;
+};
+static const DrawnScaling kDrawnScalings[] = {{ScalingKind::none, "plain RoPE", "#0072B2"},
+                                              {ScalingKind::linear, "linear (p / s)", "#D55E00"},
+                                              {ScalingKind::ntk, "ntk (theta')", "#009E73"},
+                                              {ScalingKind::yarn, "yarn (ramp)", "#CC79A7"}};
+
+static Series pair_series(const char* label, std::vector<double> y, bool dashed,
+                          const char* color = "") {
+  Series s;
+  s.label = label, s.dashed = dashed, s.color = color, s.y = std::move(y);
+  for (size_t i = 0; i < s.y.size(); ++i) s.x.push_back(static_cast<double>(i));
+  return s;
+}
+
+// One series per drawn scaling (plain RoPE too if with_plain) of values(D, theta, kind, s, T0)
+// against the pair index, on a log y axis.
+using PerPairValues = std::vector<double> (*)(int64_t, double, ScalingKind, double, int64_t);
+static LinePlot per_pair_plot(const std::string& title, const char* ylabel, const FigureOptions& o,
+                              PerPairValues values, bool with_plain) {
+  LinePlot p;
+  p.title = title + ", " + dims_text(o);
+  p.xlabel = "pair i (frequency theta^(-2i/D))", p.ylabel = ylabel;
+  p.log_y = true;
+  for (const DrawnScaling& k : kDrawnScalings)
+    if (with_plain || k.kind != ScalingKind::none)
+      p.series.push_back(pair_series(k.label,
+                                     values(o.head_dim, o.theta, k.kind, o.factor, o.train_len),
+                                     k.kind == ScalingKind::linear, k.color));
+  return p;
+}
+
 LinePlot rope_scaling_figure(const FigureOptions& o) {
   const int64_t D = o.head_dim, T0 = o.train_len;
-  char sub[96];
-  std::snprintf(sub, sizeof sub, "D = %lld, T0 = %lld, s = %g", (long long)D, (long long)T0,
-                o.factor);
-  LinePlot p;
-  p.title = std::string("wavelength per rotation pair, ") + sub;
-  p.xlabel = "pair i (frequency theta^(-2i/D))", p.ylabel = "wavelength 2 pi / frequency";
-  p.log_y = true;
-  const std::pair<ScalingKind, const char*> kinds[] = {{ScalingKind::none, "plain RoPE"},
-                                                       {ScalingKind::linear, "linear (p / s)"},
-                                                       {ScalingKind::ntk, "ntk (theta')"},
-                                                       {ScalingKind::yarn, "yarn (ramp)"}};
-  for (const auto& [kind, label] : kinds) {
-    Series s;
-    s.label = label, s.dashed = kind == ScalingKind::linear;
-    s.y = rope_wavelengths(D, o.theta, kind, o.factor, T0);
-    for (size_t i = 0; i < s.y.size(); ++i) s.x.push_back(static_cast<double>(i));
-    p.series.push_back(s);
-  }
+  LinePlot p = per_pair_plot("wavelength per rotation pair", "wavelength 2 pi / frequency", o,
+                             rope_wavelengths, true);
   p.series.push_back(level("T0 = " + std::to_string(T0), T0, D / 2, false));
   char stretched[64];
   std::snprintf(stretched, sizeof stretched, "s T0 = %g", o.factor * T0);
@@ -124,8 +178,100 @@ LinePlot rope_scaling_figure(const FigureOptions& o) {
   char base[96];
   std::snprintf(base, sizeof base, "ntk: theta' = %.0f = theta s^(D/(D-2))",
                 ntk_theta(o.theta, D, o.factor));
-  p.notes = {base, "yarn: pairs with fewer than 32 turns", "in T0 are (partly) interpolated"};
+  p.notes = {base, "yarn: pairs up to floor(d(32)) kept,", "from ceil(d(1)) on divided by s"};
   return p;
+}
+
+LinePlot rope_overshoot_figure(const FigureOptions& o) {
+  const int64_t D = o.head_dim, T0 = o.train_len;
+  LinePlot p =
+      per_pair_plot("angle overshoot per pair", "largest angle over s T0 / over T0 in training", o,
+                    rope_angle_overshoot, false);
+  // The pair index where r_i = 1: to its left every angle was seen in training (a full turn).
+  const double one_turn = D * std::log(T0 / (2 * M_PI)) / (2 * std::log(o.theta));
+  if (one_turn > 0 && one_turn < D / 2 - 1) {
+    Series turn;
+    turn.label = "r_i = 1: right of it, less than one turn in T0";
+    turn.color = "#999999", turn.markers = false;
+    turn.x = {one_turn, one_turn}, turn.y = {1, o.factor};
+    p.series.push_back(turn);
+  }
+  p.notes = {"ntk: s^(1 - 2i/(D-2))", "linear: 1", "yarn: s keep_i + 1 - keep_i"};
+  return p;
+}
+
+// The number in attribute `name` of an SVG's root element (its width or height as rendered,
+// which the legend may have made larger than the plot asked for).
+static double svg_size(const std::string& svg, const std::string& name) {
+  const size_t open = svg.find("<svg"), at = svg.find(" " + name + "=\"", open);
+  if (open == std::string::npos || at == std::string::npos)
+    fail("figure: no ", name, " on the SVG's root element");
+  return std::stod(svg.substr(at + name.size() + 3));
+}
+
+// Two SVGs one above the other in one document, each at its own size.
+static std::string stack_svgs(const std::string& top, const std::string& bottom) {
+  auto body = [](const std::string& svg, double y) {
+    const size_t open = svg.find("<svg");
+    char at[48];
+    std::snprintf(at, sizeof at, "<svg x=\"0\" y=\"%.2f\"", y);
+    return at + svg.substr(open + 4);
+  };
+  const double width = std::max(svg_size(top, "width"), svg_size(bottom, "width"));
+  const double top_height = svg_size(top, "height");
+  return svg::svg_open(width, top_height + svg_size(bottom, "height")) + body(top, 0) +
+         body(bottom, top_height) + "</svg>\n";
+}
+
+LinePlot yarn_ramp_figure(const FigureOptions& o) {
+  const int64_t D = o.head_dim, T0 = o.train_len;
+  char sub[96];
+  std::snprintf(sub, sizeof sub, "D = %lld, T0 = %lld", (long long)D, (long long)T0);
+  LinePlot p;
+  p.title = std::string("YaRN: share of each pair's frequency kept, ") + sub;
+  p.xlabel = "pair i", p.ylabel = "keep_i (1: as trained, 0: divided by s)";
+  p.series.push_back(
+      pair_series("deployed (code, HF, vLLM): linear in i", yarn_keep(D, o.theta, T0), false));
+  p.series.push_back(pair_series("paper: linear in r_i", yarn_keep_paper(D, o.theta, T0), true));
+  p.notes = {"r_i: the turns of pair i over T0", "deployed: from pair floor(d(32)) to ceil(d(1)),",
+             "d(n): the pair with r_i = n"};
+  return p;
+}
+
+static std::string rope_scaling_table(const FigureOptions& o) {
+  const int64_t D = o.head_dim, T0 = o.train_len;
+  const std::vector<double> r = turns_in_train_len(o);
+  const auto ntk = rope_wavelengths(D, o.theta, ScalingKind::ntk, o.factor, T0);
+  const auto yarn = rope_wavelengths(D, o.theta, ScalingKind::yarn, o.factor, T0);
+  std::vector<std::vector<double>> over;
+  for (ScalingKind k : {ScalingKind::linear, ScalingKind::ntk, ScalingKind::yarn})
+    over.push_back(rope_angle_overshoot(D, o.theta, k, o.factor, T0));
+  std::string t = dims_text(o) + ": per pair, turns r_i over T0, wavelengths, angle overshoot\n";
+  t += " pair       r_i   plain wl     ntk wl    yarn wl  over: linear     ntk    yarn\n";
+  char line[160];
+  for (size_t i = 0; i < r.size(); ++i) {
+    std::snprintf(line, sizeof line, "%5zu %9.3f %10.1f %10.1f %10.1f %13.3f %7.3f %7.3f\n", i,
+                  r[i], 2 * M_PI / rope_base_frequencies(D, o.theta)[i], ntk[i], yarn[i],
+                  over[0][i], over[1][i], over[2][i]);
+    t += line;
+  }
+  return t;
+}
+
+static std::string yarn_ramp_table(const FigureOptions& o) {
+  const std::vector<double> r = turns_in_train_len(o);
+  const auto deployed = yarn_keep(o.head_dim, o.theta, o.train_len);
+  const auto paper = yarn_keep_paper(o.head_dim, o.theta, o.train_len);
+  char line[128];
+  std::snprintf(line, sizeof line, "D = %lld, T0 = %lld: the share of pair i's frequency kept\n",
+                (long long)o.head_dim, (long long)o.train_len);
+  std::string t = line;
+  t += " pair       r_i  deployed    paper\n";
+  for (size_t i = 0; i < r.size(); ++i) {
+    std::snprintf(line, sizeof line, "%5zu %9.3f %9.3f %8.3f\n", i, r[i], deployed[i], paper[i]);
+    t += line;
+  }
+  return t;
 }
 
 // ---------------------------------------------------------------- ALiBi's recency prior
@@ -152,31 +298,82 @@ LinePlot alibi_bias_figure(const FigureOptions& o) {
   return p;
 }
 
+// ---------------------------------------------------------------- what counting reaches
+
+LinePlot ngram_figure(const std::vector<NgramRow>& rows, const std::string& data_dir) {
+  LinePlot p;
+  p.title = "add-k n-gram models of " + data_dir;
+  p.xlabel = "n (the next character from the n - 1 before it)", p.ylabel = "val loss (nats)";
+  Series s;
+  s.label = "k chosen on the last 10% of train";
+  for (const NgramRow& row : rows) {
+    s.x.push_back(static_cast<double>(row.n));
+    s.y.push_back(row.val_loss);
+    char k[32];
+    std::snprintf(k, sizeof k, "k = %g", row.k);
+    s.point_labels.push_back(k);
+  }
+  p.series.push_back(s);
+  p.notes = {"P(w | h) = (c(h w) + k) / (c(h) + k V)", "(train/study/ngram.h)"};
+  return p;
+}
+
+static std::string ngram_table(const std::vector<NgramRow>& rows, const std::string& data_dir) {
+  std::string t = "add-k n-gram models of " + data_dir +
+                  " (counts of train, k chosen on its last 10%), scored on val:\n";
+  char line[96];
+  for (const NgramRow& row : rows) {
+    std::snprintf(line, sizeof line, "  n = %ld  k = %-6g val loss %.4f nats\n", row.n, row.k,
+                  row.val_loss);
+    t += line;
+  }
+  return t;
+}
+
 // ---------------------------------------------------------------- the command
 
+GuideFigure make_guide_figure(const std::string& name, const FigureOptions& o) {
+  if (name == "rope-decay") return {render_line_plot(rope_decay_figure(o)), ""};
+  if (name == "rope-scaling") {
+    return {stack_svgs(render_line_plot(rope_scaling_figure(o)),
+                       render_line_plot(rope_overshoot_figure(o))),
+            rope_scaling_table(o)};
+  }
+  if (name == "yarn-ramp") return {render_line_plot(yarn_ramp_figure(o)), yarn_ramp_table(o)};
+  if (name == "alibi-bias") return {render_line_plot(alibi_bias_figure(o)), ""};
+  if (name == "ngram") {
+    if (o.data_dir.empty()) fail("figure ngram: expected --data DIR, a prepared corpus");
+    const std::vector<NgramRow> rows = ngram_rows(o.data_dir, o.data_dir);
+    return {render_line_plot(ngram_figure(rows, o.data_dir)), ngram_table(rows, o.data_dir)};
+  }
+  fail("figure: unknown figure '", name,
+       "'; valid: rope-decay, rope-scaling, yarn-ramp, alibi-bias, ngram");
+}
+
 std::string render_guide_figure(const std::string& name, const FigureOptions& o) {
-  if (name == "rope-decay") return render_line_plot(rope_decay_figure(o));
-  if (name == "rope-scaling") return render_line_plot(rope_scaling_figure(o));
-  if (name == "alibi-bias") return render_line_plot(alibi_bias_figure(o));
-  fail("figure: unknown figure '", name, "'; valid: rope-decay, rope-scaling, alibi-bias");
+  return make_guide_figure(name, o).svg;
 }
 
 int cmd_figure(int argc, char** argv) {
   std::string name;
   if (argc > 0 && argv[0][0] != '-') name = argv[0], --argc, ++argv;
-  Args a("figure NAME",
-         {{"out", "FILE  the SVG to write (default NAME.svg)"},
-          {"head-dim", "D  rotated dims of a head: rope-decay, rope-scaling (default 16)"},
-          {"train-len", "T0  training length: rope-scaling, alibi-bias (default 64)"},
-          {"factor", "S  scaling factor s: rope-scaling (default 4)"},
-          {"theta", "X  RoPE base: rope-scaling (default 10000)"},
-          {"heads", "H  heads: alibi-bias (default 4)"}},
-         argc, argv);
+  Args a(
+      "figure NAME",
+      {{"out", "FILE  the SVG to write (default NAME.svg)"},
+       {"head-dim", "D  rotated dims of a head: rope-decay, rope-scaling, yarn-ramp (default 16)"},
+       {"train-len", "T0  training length: rope-scaling, yarn-ramp, alibi-bias (default 64)"},
+       {"factor", "S  scaling factor s: rope-scaling (default 4)"},
+       {"theta", "X  RoPE base: rope-scaling, yarn-ramp (default 10000)"},
+       {"heads", "H  heads: alibi-bias (default 4)"},
+       {"data", "DIR  a prepared corpus: ngram"}},
+      argc, argv);
   if (a.help()) {
-    std::printf("%sNAME: rope-decay, rope-scaling, alibi-bias (docs/cli.md)\n", a.usage().c_str());
+    std::printf("%sNAME: rope-decay, rope-scaling, yarn-ramp, alibi-bias, ngram (docs/cli.md)\n",
+                a.usage().c_str());
     return 0;
   }
-  if (name.empty()) fail("figure: expected a NAME: rope-decay, rope-scaling or alibi-bias");
+  if (name.empty())
+    fail("figure: expected a NAME: rope-decay, rope-scaling, yarn-ramp, alibi-bias or ngram");
   FigureOptions o;
   o.head_dim = a.integer("head-dim", o.head_dim, 4, 4096);
   if (o.head_dim % 2) fail("--head-dim: expected an even D, but got ", o.head_dim);
@@ -184,12 +381,13 @@ int cmd_figure(int argc, char** argv) {
   o.factor = a.number("factor", o.factor, 1, 1e6);
   o.theta = a.number("theta", o.theta, 1.0001, 1e12);
   o.heads = a.integer("heads", o.heads, 1, 64);
-  const std::string svg = render_guide_figure(name, o);  // checks the name before writing
+  o.data_dir = a.str("data", "");
+  const GuideFigure fig = make_guide_figure(name, o);  // checks the name before writing
   const std::string out = a.str("out", name + ".svg");
   const std::filesystem::path dir = std::filesystem::path(out).parent_path();
   if (!dir.empty()) std::filesystem::create_directories(dir);
-  write_file_atomic(out, svg);
-  std::printf("wrote %s\n", out.c_str());
+  write_file_atomic(out, fig.svg);
+  std::printf("%swrote %s\n", fig.table.c_str(), out.c_str());
   return 0;
 }
 

@@ -8,12 +8,24 @@
 //                    |sum_i h_i e^{i r w_i}| <= (max_i |h_{i+1} - h_i|) sum_{j=1}^{D/2} |S_j|
 //                  and the figure draws the relative upper bound (1/(D/2)) sum_j |S_j| against
 //                  the distance r = m - n, for theta = 10000 and theta = 10.
-//   rope-scaling   the wavelength 2 pi / w_i of each pair i under plain RoPE and the zero-shot
-//                  scalings of posenc/rope_scaling.h (linear, ntk, yarn) at factor s, with the
-//                  training length T0 and the stretched length s T0 marked. NTK changes the base:
-//                  theta' = theta s^(D/(D-2)) leaves pair 0 alone and stretches the last pair
-//                  by exactly s, as writing numbers in a larger base keeps the lowest digit and
-//                  stretches the highest.
+//   rope-scaling   two panels. Above: the wavelength 2 pi / w_i of each pair i under plain RoPE
+//                  and the zero-shot scalings of posenc/rope_scaling.h (linear, ntk, yarn) at
+//                  factor s, with the training length T0 and the stretched length s T0 marked.
+//                  NTK changes the base: theta' = theta s^(D/(D-2)) leaves pair 0 alone and
+//                  stretches the last pair by exactly s, as writing numbers in a larger base
+//                  keeps the lowest digit and stretches the highest. Below: the angle overshoot,
+//                  the largest angle a pair reaches over s T0 against the largest it reached in
+//                  training (over T0): s w_i' p_s / w_i. Linear gives 1 for every pair; NTK
+//                  gives s^(1 - 2i/(D-2)): above 1 for every pair but the last, so the pairs
+//                  that turned less than once in T0 (r_i < 1, right of the grey line) meet
+//                  angles training never produced; YaRN gives 1 for its slow pairs. The
+//                  command also prints both panels' numbers per pair.
+//   yarn-ramp      YaRN's share keep_i of pair i's original frequency (posenc/rope_scaling.h):
+//                  the deployed ramp (yarn_keep: linear in i between floor(d(32)) and
+//                  ceil(d(1)), the code's) beside the paper's (yarn_keep_paper: linear in the
+//                  turns r_i between 1 and 32); the command prints both per pair.
+//   ngram          the val loss of the add-k n-gram references (train/study/ngram.h), n = 1..5,
+//                  of a prepared corpus (--data): what counting alone reaches; printed too.
 //   alibi-bias     ALiBi's bias -m_h d against the distance d = i - j for each of H heads
 //                  (posenc/alibi.h): a fixed recency prior, multiplying a key's weight by
 //                  e^{-m_h d}, i.e. halving it every ln 2 / m_h tokens.
@@ -24,6 +36,7 @@
 
 #include "posenc/posenc.h"
 #include "train/study/plot.h"
+#include "train/study/tables.h"
 
 namespace poslab {
 
@@ -35,6 +48,7 @@ struct FigureOptions {
   double factor = 4;       // s
   double theta = 10000;    // rope-scaling's base
   int64_t heads = 4;       // H, alibi-bias
+  std::string data_dir;    // ngram: a prepared corpus (train.bin, val.bin, vocab.json)
 };
 
 // An ALiBi slope as text: a power of two 2^-k as "1/2^k" ("1/4", "1/256"), others as "%.3g".
@@ -48,11 +62,26 @@ double rope_decay_bound(int64_t D, double theta, double r);
 std::vector<double> rope_wavelengths(int64_t D, double theta, ScalingKind kind, double s,
                                      int64_t T0);
 
+// The largest angle pair i reaches over a window of s T0 under `kind`, divided by the largest
+// it reached in training (plain RoPE over T0): s p_s w_i' / w_i. linear: 1; ntk:
+// s^(1 - 2i/(D-2)); yarn: s keep_i + 1 - keep_i. dynamic is refused, as above.
+std::vector<double> rope_angle_overshoot(int64_t D, double theta, ScalingKind kind, double s,
+                                         int64_t T0);
+
 LinePlot rope_decay_figure(const FigureOptions& o);
-LinePlot rope_scaling_figure(const FigureOptions& o);
+LinePlot rope_scaling_figure(const FigureOptions& o);    // the wavelengths
+LinePlot rope_overshoot_figure(const FigureOptions& o);  // the angle overshoot
+LinePlot yarn_ramp_figure(const FigureOptions& o);
 LinePlot alibi_bias_figure(const FigureOptions& o);
-// The SVG of figure `name` (rope-decay, rope-scaling, alibi-bias); throws naming the valid ones.
-std::string render_guide_figure(const std::string& name, const FigureOptions& o);
+LinePlot ngram_figure(const std::vector<NgramRow>& rows, const std::string& data_dir);
+// Figure `name` (rope-decay, rope-scaling, yarn-ramp, alibi-bias, ngram): its SVG, and the
+// numbers drawn as the command prints them before "wrote FILE", one line a pair (rope-scaling,
+// yarn-ramp) or an n (ngram); "" for the others. Throws naming the valid ones.
+struct GuideFigure {
+  std::string svg, table;
+};
+GuideFigure make_guide_figure(const std::string& name, const FigureOptions& o);
+std::string render_guide_figure(const std::string& name, const FigureOptions& o);  // its svg
 
 // `poslab figure NAME [--out FILE.svg] [flags]` (docs/cli.md); returns the exit code.
 int cmd_figure(int argc, char** argv);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <complex>
 #include <filesystem>
+#include <tuple>
 
 #include "data/atomic_file.h"
 #include "posenc/rope_scaling.h"
@@ -44,19 +45,89 @@ TEST_CASE("figure: wavelengths per pair under each RoPE scaling", "[figure]") {
   const auto ntk = rope_wavelengths(D, theta, ScalingKind::ntk, s, T0);
   const auto yarn = rope_wavelengths(D, theta, ScalingKind::yarn, s, T0);
   REQUIRE(plain.size() == D / 2);
+  const auto keep = yarn_keep(D, theta, T0);
   for (int64_t i = 0; i < D / 2; ++i) {
     INFO("pair " << i);
     REQUIRE(plain[i] == Approx(2 * M_PI * std::pow(theta, 2.0 * i / D)));
     REQUIRE(linear[i] == Approx(s * plain[i]));  // p / s: every wavelength times s
-    // yarn lies between plain and linear; at T0 = 64 every pair turns < 32 times in T0, so no
-    // pair is left as trained
-    REQUIRE(yarn[i] > plain[i] * (1 + 1e-9));
+    // yarn lies between plain and linear: keep_i of the frequency as trained, the rest / s
+    REQUIRE(yarn[i] >= plain[i] * (1 - 1e-12));
     REQUIRE(yarn[i] <= linear[i] * (1 + 1e-12));
+    REQUIRE(2 * M_PI / yarn[i] ==
+            Approx(keep[i] * 2 * M_PI / plain[i] + (1 - keep[i]) * 2 * M_PI / linear[i]));
   }
+  // At D = 16, T0 = 64 the deployed ramp runs from floor(d(32)) = 0 to ceil(d(1)) = 3: pair 0
+  // is kept as trained, pairs 1 and 2 partly, pairs 3.. are divided by s as linear does.
+  REQUIRE(yarn[0] == Approx(plain[0]));
+  REQUIRE(yarn[1] > plain[1] * (1 + 1e-9));
+  REQUIRE(yarn[3] == Approx(linear[3]));
   // NTK changes the base: the first pair keeps its wavelength, the last is stretched by s
   REQUIRE(ntk.front() == Approx(plain.front()));
   REQUIRE(ntk.back() == Approx(s * plain.back()).epsilon(1e-12));
   REQUIRE_THROWS_WITH(rope_wavelengths(D, theta, ScalingKind::dynamic, s, T0), Contains("dynamic"));
+}
+
+TEST_CASE("figure: the angle overshoot of each scaling, s^(1 - 2i/(D-2)) for ntk", "[figure]") {
+  for (const auto& [D, T0, s] : {std::tuple<int64_t, int64_t, double>{16, 64, 4}, {32, 256, 16}}) {
+    INFO("D = " << D << ", T0 = " << T0 << ", s = " << s);
+    const auto linear = rope_angle_overshoot(D, 10000, ScalingKind::linear, s, T0);
+    const auto ntk = rope_angle_overshoot(D, 10000, ScalingKind::ntk, s, T0);
+    const auto yarn = rope_angle_overshoot(D, 10000, ScalingKind::yarn, s, T0);
+    const auto keep = yarn_keep(D, 10000, T0);
+    for (int64_t i = 0; i < D / 2; ++i) {
+      INFO("pair " << i);
+      REQUIRE(linear[i] == Approx(1));  // p / s over s T0: the angles of p over T0
+      REQUIRE(ntk[i] == Approx(std::pow(s, 1 - 2.0 * i / (D - 2))));
+      REQUIRE(yarn[i] == Approx(s * keep[i] + 1 - keep[i]));
+    }
+    REQUIRE(ntk.back() == Approx(1));   // NTK divides the last pair by exactly s
+    REQUIRE(yarn.back() == Approx(1));  // YaRN's slow pairs: as linear
+  }
+  // the guide's two examples: demo pair 3 (D 16, s 4) and study pair 7 (D 32, s 16)
+  REQUIRE(rope_angle_overshoot(16, 10000, ScalingKind::ntk, 4, 64)[3] ==
+          Approx(2.21).epsilon(1e-3));
+  REQUIRE(rope_angle_overshoot(32, 10000, ScalingKind::ntk, 16, 256)[7] ==
+          Approx(4.39).epsilon(1e-3));
+  REQUIRE_THROWS_WITH(rope_angle_overshoot(16, 10000, ScalingKind::dynamic, 4, 64),
+                      Contains("dynamic"));
+}
+
+TEST_CASE("figure: YaRN's two ramps at the study's heads (D 32, T0 256), by hand", "[figure]") {
+  // deployed: floor(d(32)) = 0, ceil(d(1)) = 7, keep_i = 1 - i/7 up to pair 7; paper:
+  // gamma_i = (r_i - 1)/31 with r_i = 256 * 10000^(-i/16) / (2 pi)
+  const auto deployed = yarn_keep(32, 10000, 256), paper = yarn_keep_paper(32, 10000, 256);
+  const double paper_by_hand[] = {1, 0.707, 0.383, 0.201, 0.099, 0.042, 0.009, 0};
+  for (int i = 0; i < 8; ++i) {
+    INFO("pair " << i);
+    REQUIRE(deployed[i] == Approx(1 - i / 7.0));
+    REQUIRE(paper[i] == Approx(paper_by_hand[i]).margin(5e-4));
+  }
+  for (int i = 8; i < 16; ++i) REQUIRE((deployed[i] == 0 && paper[i] == 0));
+  FigureOptions o;
+  o.head_dim = 32, o.train_len = 256;
+  const GuideFigure fig = make_guide_figure("yarn-ramp", o);
+  REQUIRE_THAT(fig.table, Contains("    1    22.912     0.857    0.707"));
+  REQUIRE(fig.svg.find("linear in r_i") != std::string::npos);
+}
+
+TEST_CASE("figure: ngram prints the references of a prepared corpus", "[figure]") {
+  test::TempDir dir;
+  // a corpus of two symbols: train "abababab", val "abab" (train/study/ngram.h's test has the
+  // numbers by hand; here the command's table and figure)
+  std::filesystem::create_directories(dir.file("d"));
+  write_file_atomic(dir.file("d/vocab.json"), "[\"a\", \"b\"]");
+  auto write_ids = [](const std::string& path, std::vector<uint16_t> ids) {
+    write_file_atomic(path, std::string(reinterpret_cast<const char*>(ids.data()), 2 * ids.size()));
+  };
+  write_ids(dir.file("d/train.bin"), {0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1});
+  write_ids(dir.file("d/val.bin"), {0, 1, 0, 1, 0, 1});
+  FigureOptions o;
+  o.data_dir = dir.file("d");
+  const GuideFigure fig = make_guide_figure("ngram", o);
+  REQUIRE_THAT(fig.table, Contains("  n = 1  k = ") && Contains("  n = 5  k = "));
+  REQUIRE_THAT(fig.table, Contains("val loss 0.6931 nats"));  // n = 1: a fair coin, ln 2
+  REQUIRE(fig.svg.find("</svg>") != std::string::npos);
+  REQUIRE_THROWS_WITH(make_guide_figure("ngram", FigureOptions{}), Contains("--data"));
 }
 
 TEST_CASE("figure: ALiBi's lines and the SVGs", "[figure]") {
@@ -67,7 +138,7 @@ TEST_CASE("figure: ALiBi's lines and the SVGs", "[figure]") {
   REQUIRE(p.series[3].label.rfind("head 3, m = 1/256", 0) == 0);
   REQUIRE(p.series[1].y.at(64) == Approx(-64.0 / 16));
   REQUIRE(alibi_slope_text(0.3) == "0.3");
-  for (const char* name : {"rope-decay", "rope-scaling", "alibi-bias"}) {
+  for (const char* name : {"rope-decay", "rope-scaling", "yarn-ramp", "alibi-bias"}) {
     const std::string svg = render_guide_figure(name, o);
     REQUIRE(svg.rfind("<?xml", 0) == 0);
     REQUIRE(svg.find("</svg>") != std::string::npos);
