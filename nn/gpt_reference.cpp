@@ -351,20 +351,27 @@ Vec block_forward(BlockActs& a, const BlockParams& w, const Vec& x, const Step& 
   a.att_y.resize(N * C), a.h.resize(N * C), a.ln_2.resize(N * C), a.ln_2_mean.resize(N);
   a.ln_2_rstd.resize(N), a.fc.resize(N * 4 * C), a.fc_gelu.resize(N * 4 * C);
   Vec proj(N * C);
+  // ln_1 = LN(x)
   layernorm_forward(a.ln_1.data(), a.ln_1_mean.data(), a.ln_1_rstd.data(), x.data(),
-                    w.ln_1_w.data(), w.ln_1_b.data(), N, C);  // ln_1(x)
+                    w.ln_1_w.data(), w.ln_1_b.data(), N, C);
+  // qkv = c_attn(ln_1)
   linear_forward(a.qkv.data(), a.ln_1.data(), w.attn_w.data(), w.attn_b.data(), N, C, 3 * C);
+  // att_y = attention(q, k, v) of qkv's columns
   attention_forward(a.att_y.data(), a.att, a.qkv.data(), s.bias, s.cfg, s.rope, s.B, s.T);
+  // h = x + attn.c_proj(att_y)
   linear_forward(proj.data(), a.att_y.data(), w.attn_proj_w.data(), w.attn_proj_b.data(), N, C, C);
-  for (int64_t i = 0; i < N * C; ++i) a.h[i] = x[i] + proj[i];  // h = x + ...
+  for (int64_t i = 0; i < N * C; ++i) a.h[i] = x[i] + proj[i];
+  // ln_2 = LN(h)
   layernorm_forward(a.ln_2.data(), a.ln_2_mean.data(), a.ln_2_rstd.data(), a.h.data(),
-                    w.ln_2_w.data(), w.ln_2_b.data(), N, C);  // ln_2(h)
+                    w.ln_2_w.data(), w.ln_2_b.data(), N, C);
+  // fc = c_fc(ln_2);  fc_gelu = gelu(fc)
   linear_forward(a.fc.data(), a.ln_2.data(), w.fc_w.data(), w.fc_b.data(), N, C, 4 * C);
   gelu_forward(a.fc_gelu.data(), a.fc.data(), N * 4 * C);
+  // x_out = h + mlp.c_proj(fc_gelu)
   linear_forward(proj.data(), a.fc_gelu.data(), w.mlp_proj_w.data(), w.mlp_proj_b.data(), N, 4 * C,
                  C);
   Vec x_out(N * C);
-  for (int64_t i = 0; i < N * C; ++i) x_out[i] = a.h[i] + proj[i];  // x_out = h + ...
+  for (int64_t i = 0; i < N * C; ++i) x_out[i] = a.h[i] + proj[i];
   return x_out;
 }
 
@@ -373,25 +380,26 @@ Vec block_forward(BlockActs& a, const BlockParams& w, const Vec& x, const Step& 
 Vec block_backward(const Vec& dx_out, const BlockActs& a, const BlockParams& w, BlockParams& g,
                    Vec& dbias, const Step& s) {
   const int64_t N = s.B * s.T, C = s.C;
-  Vec dh = dx_out;  // <- x_out = h + mlp(...)
+  Vec dh = dx_out;  // <- x_out = h + ...
   Vec dfc_gelu(N * 4 * C), dfc(N * 4 * C), dln_2(N * C);
+  // <- x_out = h + mlp.c_proj(fc_gelu)
   linear_backward(dfc_gelu.data(), g.mlp_proj_w.data(), g.mlp_proj_b.data(), dx_out.data(),
-                  a.fc_gelu.data(), w.mlp_proj_w.data(), N, 4 * C, C);  // <- mlp.c_proj(fc_gelu)
-  gelu_backward(dfc.data(), dfc_gelu.data(), a.fc.data(), N * 4 * C);   // <- fc_gelu = gelu(fc)
+                  a.fc_gelu.data(), w.mlp_proj_w.data(), N, 4 * C, C);
+  gelu_backward(dfc.data(), dfc_gelu.data(), a.fc.data(), N * 4 * C);  // <- fc_gelu = gelu(fc)
   linear_backward(dln_2.data(), g.fc_w.data(), g.fc_b.data(), dfc.data(), a.ln_2.data(),
                   w.fc_w.data(), N, C, 4 * C);  // <- fc = c_fc(ln_2)
   layernorm_backward(dh.data(), g.ln_2_w.data(), g.ln_2_b.data(), dln_2.data(), a.h.data(),
-                     w.ln_2_w.data(), a.ln_2_mean.data(), a.ln_2_rstd.data(), N, C);  // <- ln_2(h)
-  Vec dx = dh;  // <- h = x + attn(...)
+                     w.ln_2_w.data(), a.ln_2_mean.data(), a.ln_2_rstd.data(), N, C);  // <- LN(h)
+  Vec dx = dh;  // <- h = x + ...
   Vec datt_y(N * C), dqkv(N * 3 * C), dln_1(N * C);
   linear_backward(datt_y.data(), g.attn_proj_w.data(), g.attn_proj_b.data(), dh.data(),
-                  a.att_y.data(), w.attn_proj_w.data(), N, C, C);  // <- attn.c_proj(att_y)
-  Vec db = attention_backward(dqkv.data(), datt_y.data(), a.att, s.rope, C);  // <- attention
+                  a.att_y.data(), w.attn_proj_w.data(), N, C, C);  // <- ... attn.c_proj(att_y)
+  Vec db = attention_backward(dqkv.data(), datt_y.data(), a.att, s.rope, C);  // <- att_y = ...
   for (size_t i = 0; i < db.size(); ++i) dbias[i] += db[i];
   linear_backward(dln_1.data(), g.attn_w.data(), g.attn_b.data(), dqkv.data(), a.ln_1.data(),
                   w.attn_w.data(), N, C, 3 * C);  // <- qkv = c_attn(ln_1)
   layernorm_backward(dx.data(), g.ln_1_w.data(), g.ln_1_b.data(), dln_1.data(), a.x.data(),
-                     w.ln_1_w.data(), a.ln_1_mean.data(), a.ln_1_rstd.data(), N, C);  // <- ln_1(x)
+                     w.ln_1_w.data(), a.ln_1_mean.data(), a.ln_1_rstd.data(), N, C);  // <- LN(x)
   return dx;
 }
 
