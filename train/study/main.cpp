@@ -20,7 +20,8 @@ static const char* kUsage =
     "(docs/evaluation.md)\n"
     "  generate     sample text with a KV cache\n"
     "  attend       where a model attends on a text of yours: SVG, CSV and the top keys\n"
-    "  figure       the guide's figures from the formulas: rope-decay, rope-scaling, alibi-bias\n"
+    "  figure       the guide's figures: rope-decay, rope-scaling, yarn-ramp, alibi-bias (from\n"
+    "               the formulas), ngram (a corpus's n-gram reference losses)\n"
     "  experiments  run the whole study and write results/REPORT.md (docs/cli.md)\n";
 
 int main(int argc, char** argv) {

@@ -28,6 +28,13 @@ std::string seed_text(const std::vector<long>& seeds) {
   return join(t);
 }
 
+// The header of ablation_row's tables: `first`, the seeds, then one column per length.
+std::vector<std::string> ablation_header(const Study& s, const std::string& first) {
+  auto h = len_header(s.lengths, first);
+  h.insert(h.begin() + 1, "seeds");
+  return h;
+}
+
 // One row: `label`, the seeds, then ppl per length of group g / scheme pe on `seeds`.
 std::vector<std::string> ablation_row(const Study& s, const std::string& label, const Group& g,
                                       const std::string& pe, const std::vector<long>& seeds) {
@@ -44,8 +51,7 @@ void no_pe_break(Markdown& md, const Study& s) {
   const auto none = group_seeds(s, kMain, "none"), rope = group_seeds(s, kMain, "rope");
   if (!s.eval || none.empty() || rope.empty())
     return md.not_run("extrapolation.csv", "rows of none_s<seed> and rope_s<seed>");
-  auto h = len_header(s.lengths, "main runs (B)");
-  h.insert(h.begin() + 1, "seeds");
+  const auto h = ablation_header(s, "main runs (B)");
   md.table(
       "Break 1 takes the PE away (the main `none` runs: the causal mask is the only source of "
       "order); break 4 evaluates RoPE at lengths up to 16 T0 without any scaling (the main "
@@ -68,8 +74,7 @@ void theta_ablation(Markdown& md, const Study& s) {
       ablation_row(s, "10", kTheta10, "rope", seeds10),
       ablation_row(s, "10000 (B/4 branches, same seeds)", kB4, "rope", {all.begin(), all.end()}),
       ablation_row(s, "1e6", kTheta1e6, "rope", seeds1e6)};
-  auto h = len_header(s.lengths, "theta");
-  h.insert(h.begin() + 1, "seeds");
+  const auto h = ablation_header(s, "theta");
   md.table(
       "RoPE models that differ only in theta (pair i turns by p·theta^(-2i/D) at position p): "
       "val perplexity per length, exp of the mean loss over the seeds listed (3+ seeds: with "
@@ -94,8 +99,7 @@ void embedding_ablation(Markdown& md, const Study& s) {
     rows.push_back(ablation_row(s, pe + ", " + swapped_embedding(pe), g, pe, seeds));
   }
   if (rows.empty()) return md.not_run("extrapolation.csv", "rows of <pe>_<embedding> runs");
-  auto h = len_header(s.lengths, "pe, embedding");
-  h.insert(h.begin() + 1, "seeds");
+  const auto h = ablation_header(s, "pe, embedding");
   md.table(
       "embedding = scaled multiplies the token vectors by sqrt(d) before the position is added "
       "(the Transformer paper's convention); gpt2 adds the position table to the unscaled "
@@ -111,8 +115,7 @@ void t5_distance_ablation(Markdown& md, const Study& s) {
   const Group g{"", "_dist" + std::to_string(s.train_len())};
   const auto seeds = group_seeds(s, g, "t5");
   if (seeds.empty() || !s.eval) return md.not_run("extrapolation.csv", "rows of t5_dist runs");
-  auto h = len_header(s.lengths, "t5");
-  h.insert(h.begin() + 1, "seeds");
+  const auto h = ablation_header(s, "t5");
   md.table("T5's relative-position buckets with max_distance = T0 (" +
                std::to_string(s.train_len()) +
                "), trained at B/4, against the main T5 runs' B/4 branches of the same seeds: val "

@@ -20,6 +20,7 @@ struct Line {
   bool main = false;
   std::function<PerSeed(long L)> loss;  // val loss at length L, per seed
   std::string loc_key;                  // loc.csv schemes whose lines add up, '+'
+  Group budget = kMain;                 // Δ rope against RoPE at the same budget
 };
 
 // A measure of position_loss.csv on positions [a, b) of the windows of length L, per seed: the
@@ -70,7 +71,8 @@ std::vector<Line> headline_lines(const Study& s) {
     out.push_back(group_line("rope, sliding window", kMain, "rope", "none", Measure::sliding));
   }
   if (!group_seeds(s, kTheta10, "rope").empty()) {
-    out.push_back(group_line("rope, theta = 10", kTheta10, "rope", "none", Measure::loss));
+    out.push_back(group_line("rope, theta = 10 (B/4)", kTheta10, "rope", "none", Measure::loss));
+    out.back().budget = kB4;  // trained at B/4 like the other breaks
   }
   return out;
 }
@@ -117,10 +119,9 @@ std::string rank_cell(const Study& s, const std::string& pe) {
 
 Rows line_rows(const Study& s, const std::vector<Line>& lines, const HeadlineColumns& c) {
   const long T0 = s.train_len();
-  const PerSeed rope = eval_per_seed(s, kMain, "rope", T0);
   Rows rows;
   for (const Line& l : lines) {
-    const PerSeed at_t0 = l.loss(T0);
+    const PerSeed at_t0 = l.loss(T0), rope = eval_per_seed(s, l.budget, "rope", T0);
     const long lines_n = lines_of(s, l.loc_key), added = params_added(s, l.pe);
     rows.push_back({l.label, std::to_string(at_t0.size()),
                     at_t0.empty() ? "n/a" : fmt(std::exp(interval_of(at_t0).mean)),
@@ -197,7 +198,8 @@ void headline_section(Markdown& md, const Study& s) {
           "end below 1 is clamped at 1 and printed 1*. **lines** = lines of the scheme's files "
           "under posenc/ (loc.csv; yarn adds rope_scaling). **loss T0** = val loss (nats) at "
           "T0, ± the 95% half-width; **Δ rope** = the loss at T0 minus RoPE's, paired by seed "
-          "(n-grams: minus each RoPE seed). **params +** = parameters of the model minus "
+          "(n-grams: minus each RoPE seed; theta = 10, trained at B/4 like the other break "
+          "experiments: minus RoPE's B/4 branches). **params +** = parameters of the model minus "
           "NoPE's (loc.csv). **rank B/4 → B** = the scheme's place among the six by mean val "
           "loss at T0 at B/4 (the cooldown branches) and at B (Budget curve). The "
           "sliding-window reference scores the same targets with a window of T0 moved by T0/4 "
