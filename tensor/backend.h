@@ -42,7 +42,9 @@ struct Backend {
   decltype(&kernel::sum) sum;
   decltype(&kernel::max) max;
   decltype(&kernel::sum_squares) sum_squares;
-  // matrix products (matmul.cpp | .cu)
+  // matrix products (matmul.cpp | .cu). linear, linear_backward, layer_norm and
+  // layer_norm_backward get their tensor operands contiguous from the wrapper (checked there
+  // once for both devices), and return a parameter's gradient through add_or_set below.
   decltype(&kernel::matmul) matmul;
   decltype(&kernel::linear) linear;
   decltype(&kernel::linear_backward) linear_backward;
@@ -61,6 +63,15 @@ struct Backend {
   decltype(&kernel::embedding) embedding;
   decltype(&kernel::embedding_backward) embedding_backward;
 };
+
+// A parameter's gradient g handed back through `out`: added into *out when the caller gave a
+// buffer there (a parameter's gradient buffer, autograd/node.h), otherwise *out = g.
+inline void add_or_set(Tensor* out, const Tensor& g) {
+  if (out->defined())
+    add_(*out, g);
+  else
+    *out = g;
+}
 
 // The kernels of `device`: the dispatch point. In a build without CUDA no tensor can be on
 // the GPU, and asking for its kernels says how to get them (device_stub.cpp).

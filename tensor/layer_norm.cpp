@@ -25,14 +25,16 @@ Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps,
   if (C == 0 || w.shape() != Shape{C} || b.shape() != Shape{C})
     fail("layer_norm: expected x (...,C) with weight (C) and bias (C), but got x ",
          shape_str(x.shape()), ", weight ", shape_str(w.shape()), ", bias ", shape_str(b.shape()));
-  return backend(x.device()).layer_norm(x, w, b, eps, mean, rstd);
+  return backend(x.device())
+      .layer_norm(x.contiguous(), w.contiguous(), b.contiguous(), eps, mean, rstd);
 }
 
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, const Tensor& rstd,
                          const Tensor& dy, Tensor* dx, Tensor* dw, Tensor* db) {
   check_into("layer_norm_backward", dw, w.shape(), w, "dw");
   check_into("layer_norm_backward", db, w.shape(), w, "db");
-  return backend(x.device()).layer_norm_backward(x, w, mean, rstd, dy, dx, dw, db);
+  return backend(x.device())
+      .layer_norm_backward(x.contiguous(), w.contiguous(), mean, rstd, dy.contiguous(), dx, dw, db);
 }
 
 namespace cpu {
@@ -42,12 +44,11 @@ Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps,
                   Tensor* rstd) {
   int64_t C = x.size(-1);
   int64_t rows = x.numel() / C;
-  Tensor xc = x.contiguous(), wc = w.contiguous(), bc = b.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   Tensor m = Tensor::empty({rows}, x.dtype()), rs = Tensor::empty({rows}, x.dtype());
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    const T *px = xc.data<T>(), *pw = wc.data<T>(), *pb = bc.data<T>();
+    const T *px = x.data<T>(), *pw = w.data<T>(), *pb = b.data<T>();
     T *py = y.data<T>(), *pm = m.data<T>(), *pr = rs.data<T>();
 #pragma omp parallel for if (x.numel() > kParallelGrain)
     for (int64_t r = 0; r < rows; ++r) {
@@ -78,14 +79,13 @@ Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps,
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, const Tensor& rstd,
                          const Tensor& dy, Tensor* dx, Tensor* dw, Tensor* db) {
   int64_t C = x.size(-1), rows = x.numel() / C;
-  Tensor xc = x.contiguous(), wc = w.contiguous(), dyc = dy.contiguous();
   Tensor dxt = Tensor::empty(x.shape(), x.dtype());
   int nt = omp_get_max_threads();
   // per-thread partial sums of dw, db (rows are split across threads), reduced at the end
   std::vector<double> pdw(static_cast<size_t>(nt) * C, 0.0), pdb(static_cast<size_t>(nt) * C, 0.0);
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    const T *px = xc.data<T>(), *pw = wc.data<T>(), *pd = dyc.data<T>();
+    const T *px = x.data<T>(), *pw = w.data<T>(), *pd = dy.data<T>();
     const T *pm = mean.data<T>(), *pr = rstd.data<T>();
     T* pdx = dxt.data<T>();
 #pragma omp parallel if (x.numel() > kParallelGrain)
@@ -124,14 +124,8 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, c
   for (int t = 0; t < nt; ++t)
     for (int64_t c = 0; c < C; ++c) sw[c] += pdw[t * C + c], sb[c] += pdb[t * C + c];
   if (dx) *dx = dxt;
-  for (auto [out, sums] : {std::pair{dw, &sw}, std::pair{db, &sb}}) {
-    if (!out) continue;
-    Tensor t = Tensor::from_vector(*sums, {C}, x.dtype());
-    if (out->defined())
-      add_(*out, t);  // into the parameter's gradient buffer
-    else
-      *out = t;
-  }
+  for (auto [out, sums] : {std::pair{dw, &sw}, std::pair{db, &sb}})
+    if (out) add_or_set(out, Tensor::from_vector(*sums, {C}, x.dtype()));
 }
 
 }  // namespace

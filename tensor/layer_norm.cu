@@ -70,7 +70,6 @@ struct ParamGrads {
 Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps, Tensor* mean,
                   Tensor* rstd) {
   int64_t C = x.size(-1), rows = x.numel() / C;
-  Tensor xc = x.contiguous(), wc = w.contiguous(), bc = b.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::cuda);
   Tensor m = Tensor::empty({rows}, x.dtype(), Device::cuda),
          rs = Tensor::empty({rows}, x.dtype(), Device::cuda);
@@ -79,7 +78,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps,
       using T = decltype(zero);
       unsigned blocks = static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
       layer_norm_kernel<T><<<blocks, gpu::kThreads, 0, gpu::stream()>>>(
-          xc.data<T>(), wc.data<T>(), bc.data<T>(), y.data<T>(), m.data<T>(), rs.data<T>(), rows, C,
+          x.data<T>(), w.data<T>(), b.data<T>(), y.data<T>(), m.data<T>(), rs.data<T>(), rows, C,
           eps);
     });
   gpu::check_launch("layer_norm");
@@ -91,7 +90,6 @@ Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps,
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, const Tensor& rstd,
                          const Tensor& dy, Tensor* dx, Tensor* dw, Tensor* db) {
   int64_t C = x.size(-1), rows = x.numel() / C;
-  Tensor xc = x.contiguous(), wc = w.contiguous(), dyc = dy.contiguous();
   Tensor dxt = Tensor::empty(x.shape(), x.dtype(), Device::cuda);
   // dw, db added into the parameters' buffers when given (both or neither), else new
   bool add = dw && dw->defined() && db && db->defined();
@@ -102,23 +100,18 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, c
     if (rows > 0) {
       unsigned blocks = static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
       layer_norm_dx_kernel<T><<<blocks, gpu::kThreads, 0, gpu::stream()>>>(
-          xc.data<T>(), wc.data<T>(), mean.data<T>(), rstd.data<T>(), dyc.data<T>(), dxt.data<T>(),
+          x.data<T>(), w.data<T>(), mean.data<T>(), rstd.data<T>(), dy.data<T>(), dxt.data<T>(),
           rows, C);
       gpu::check_launch("layer_norm_backward");
     }
-    ParamGrads<T> f{xc.data<T>(), dyc.data<T>(), mean.data<T>(), rstd.data<T>(), C};
+    ParamGrads<T> f{x.data<T>(), dy.data<T>(), mean.data<T>(), rstd.data<T>(), C};
     gpu::column_sums<T, 2>(f, rows, C, {{dwt.data<T>(), dbt.data<T>()}, add},
                            "layer_norm_backward");
   });
   if (dx) *dx = dxt;
-  for (auto [out, t] : {std::pair{dw, &dwt}, std::pair{db, &dbt}}) {
-    if (!out) continue;
-    if (add) continue;  // added there
-    if (out->defined())
-      kernel::add_(*out, *t);  // only one of the two was given: added here
-    else
-      *out = *t;
-  }
+  if (!add)  // not added in the sums' last pass (then only one buffer, or none, was given)
+    for (auto [out, t] : {std::pair{dw, &dwt}, std::pair{db, &dbt}})
+      if (out) add_or_set(out, *t);
 }
 
 void add_layer_norm(Backend& k) {

@@ -66,14 +66,16 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   int64_t out_f = w.size(0);
   if (b.defined() && (b.dim() != 1 || b.size(0) != out_f))
     fail("linear: expected bias (", out_f, "), but got ", shape_str(b.shape()));
-  return backend(x.device()).linear(x, w, b);
+  return backend(x.device())
+      .linear(x.contiguous(), w.contiguous(), b.defined() ? b.contiguous() : Tensor());
 }
 
 void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx, Tensor* dw,
                      Tensor* db) {
   check_into("linear_backward", dw, w.shape(), w, "dW");
   check_into("linear_backward", db, {w.size(0)}, w, "db");
-  return backend(x.device()).linear_backward(x, w, dy, dx, dw, db);
+  return backend(x.device())
+      .linear_backward(x.contiguous(), w.contiguous(), dy.contiguous(), dx, dw, db);
 }
 
 namespace cpu {
@@ -146,16 +148,14 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   int64_t in = w.size(1), out_f = w.size(0);
-  Tensor xc = x.contiguous(), wc = w.contiguous();
   Shape out_shape = x.shape();
   out_shape.back() = out_f;
   Tensor y = Tensor::empty(out_shape, x.dtype());
   int64_t N = x.numel() / std::max<int64_t>(in, 1);
-  Tensor bc = b.defined() ? b.contiguous() : Tensor();
   const SgemmKernel* uk = sgemm_kernel();
   if (x.dtype() == DType::f32 && uk && N > 0 && out_f > 0) {  // the bias in sgemm's epilogue
-    sgemm(*uk, false, true, N, out_f, in, 1.f, xc.data<float>(), in, wc.data<float>(), in, 0.f,
-          y.data<float>(), out_f, b.defined() ? bc.data<float>() : nullptr);
+    sgemm(*uk, false, true, N, out_f, in, 1.f, x.data<float>(), in, w.data<float>(), in, 0.f,
+          y.data<float>(), out_f, b.defined() ? b.data<float>() : nullptr);
     return y;
   }
   dispatch(x.dtype(), [&](auto zero) {
@@ -163,13 +163,13 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
     T* py = y.data<T>();
     T beta = 0;
     if (b.defined()) {  // y rows start as the bias, then gemm adds x W^T (beta = 1)
-      const T* pb = bc.data<T>();
+      const T* pb = b.data<T>();
 #pragma omp parallel for if (N * out_f > kParallelGrain)
       for (int64_t n = 0; n < N; ++n) std::copy(pb, pb + out_f, py + n * out_f);
       beta = 1;
     }
     if (N > 0 && out_f > 0)
-      gemm<T>(false, true, N, out_f, in, T(1), xc.data<T>(), in, wc.data<T>(), in, beta, py, out_f);
+      gemm<T>(false, true, N, out_f, in, T(1), x.data<T>(), in, w.data<T>(), in, beta, py, out_f);
   });
   return y;
 }
@@ -177,28 +177,21 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
 void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx, Tensor* dw,
                      Tensor* db) {
   int64_t in = w.size(1), out_f = w.size(0), N = x.numel() / std::max<int64_t>(in, 1);
-  Tensor xc = x.contiguous(), wc = w.contiguous(), dyc = dy.contiguous();
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
     if (dx) {  // dx (N,in) = dy (N,out) @ W (out,in)
       *dx = Tensor::empty(x.shape(), x.dtype());
-      gemm<T>(false, false, N, in, out_f, T(1), dyc.data<T>(), out_f, wc.data<T>(), in, T(0),
+      gemm<T>(false, false, N, in, out_f, T(1), dy.data<T>(), out_f, w.data<T>(), in, T(0),
               dx->data<T>(), in);
     }
     if (dw) {  // dW (out,in) = dy^T (out,N) @ x (N,in), added into *dw when given (beta = 1)
       T beta = dw->defined() ? T(1) : T(0);
       if (!dw->defined()) *dw = Tensor::empty(w.shape(), w.dtype());
-      gemm<T>(true, false, out_f, in, N, T(1), dyc.data<T>(), out_f, xc.data<T>(), in, beta,
+      gemm<T>(true, false, out_f, in, N, T(1), dy.data<T>(), out_f, x.data<T>(), in, beta,
               dw->data<T>(), in);
     }
   });
-  if (db) {  // db (out) = sum over rows of dy
-    Tensor s = sum(dyc.reshape({N, out_f}), {0}, false);
-    if (db->defined())
-      add_(*db, s);
-    else
-      *db = s;
-  }
+  if (db) add_or_set(db, sum(dy.reshape({N, out_f}), {0}, false));  // db (out) = sum_n dy[n]
 }
 
 }  // namespace

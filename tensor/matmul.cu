@@ -117,20 +117,18 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
 // (beta = 1).
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   int64_t in = w.size(1), out_f = w.size(0);
-  Tensor xc = x.contiguous(), wc = w.contiguous();
   Shape out_shape = x.shape();
   out_shape.back() = out_f;
   Tensor y = Tensor::empty(out_shape, x.dtype(), Device::cuda);
   int64_t N = x.numel() / std::max<int64_t>(in, 1);
   if (y.numel() == 0) return y;
   if (b.defined()) {  // y rows start as the bias, then gemm adds x W^T (beta = 1)
-    Tensor bc = b.contiguous();
     dim3 grid(static_cast<unsigned>((out_f + gpu::kThreads - 1) / gpu::kThreads),
               static_cast<unsigned>(std::min<int64_t>(N, 65535)));
     dispatch(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       bias_rows_kernel<T>
-          <<<grid, gpu::kThreads, 0, gpu::stream()>>>(y.data<T>(), bc.data<T>(), N, out_f);
+          <<<grid, gpu::kThreads, 0, gpu::stream()>>>(y.data<T>(), b.data<T>(), N, out_f);
     });
     gpu::check_launch("linear");
   } else if (in == 0)
@@ -138,7 +136,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   if (in == 0) return y;
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    gemm(false, true, N, out_f, in, 1.0, xc.data<T>(), in, 0, wc.data<T>(), in, 0,
+    gemm(false, true, N, out_f, in, 1.0, x.data<T>(), in, 0, w.data<T>(), in, 0,
          b.defined() ? 1.0 : 0.0, y.data<T>(), out_f, 0, 1);
   });
   return y;
@@ -147,26 +145,25 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
 void linear_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor* dx, Tensor* dw,
                      Tensor* db) {
   int64_t in = w.size(1), out_f = w.size(0), N = x.numel() / std::max<int64_t>(in, 1);
-  Tensor xc = x.contiguous(), wc = w.contiguous(), dyc = dy.contiguous();
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
     if (dx) {  // dx (N,in) = dy (N,out) @ W (out,in)
       *dx = Tensor::empty(x.shape(), x.dtype(), Device::cuda);
-      gemm(false, false, N, in, out_f, 1.0, dyc.data<T>(), out_f, 0, wc.data<T>(), in, 0, 0.0,
+      gemm(false, false, N, in, out_f, 1.0, dy.data<T>(), out_f, 0, w.data<T>(), in, 0, 0.0,
            dx->data<T>(), in, 0, 1);
     }
     if (dw) {  // dW (out,in) = dy^T (out,N) @ x (N,in), added into *dw when given (beta = 1)
       double beta = dw->defined() ? 1.0 : 0.0;
       if (!dw->defined()) *dw = Tensor::empty(w.shape(), w.dtype(), Device::cuda);
-      gemm(true, false, out_f, in, N, 1.0, dyc.data<T>(), out_f, 0, xc.data<T>(), in, 0, beta,
+      gemm(true, false, out_f, in, N, 1.0, dy.data<T>(), out_f, 0, x.data<T>(), in, 0, beta,
            dw->data<T>(), in, 0, 1);
     }
     if (db && db->defined() && N > 0) {  // db (out) += sum over rows of dy, in the sum's last pass
-      gpu::column_sums<T, 1>(gpu::ColumnOf<T>{dyc.data<T>(), out_f}, N, out_f,
+      gpu::column_sums<T, 1>(gpu::ColumnOf<T>{dy.data<T>(), out_f}, N, out_f,
                              {{db->data<T>()}, true}, "linear_backward");
     }
   });
-  if (db && !db->defined()) *db = sum(dyc.reshape({N, out_f}), {0}, false);  // db = sum_n dy[n]
+  if (db && !db->defined()) *db = sum(dy.reshape({N, out_f}), {0}, false);  // db = sum_n dy[n]
 }
 
 void add_matmul(Backend& k) {
