@@ -7,7 +7,8 @@
 #   - the model of seed 1 of each main scheme, into docs/results/models/<pe>.safetensors (about
 #     3 MB each), for learners to eval, attend and generate with, and for the report's
 #     attention maps;
-#   - throughput.csv, the speed each invocation measured first.
+#   - throughput.csv, the speed each invocation measured first, and tuning.csv, the learning
+#     rates every run was trained with (--plan, --job and --report read it without tuning).
 # done.json is copied last, so an archive interrupted halfway holds no run that looks done.
 # Then commit docs/results.
 #
@@ -40,5 +41,7 @@ for pe in none learned sinusoidal rope alibi t5; do
     cp -p "$res/runs/${pe}_s1/vocab.json" "$docs/models/vocab.json"
   fi
 done
-[ -f "$res/throughput.csv" ] && cp -p "$res/throughput.csv" "$docs/runs/throughput.csv"
+for f in throughput.csv tuning.csv; do
+  if [ -f "$res/$f" ]; then cp -p "$res/$f" "$docs/runs/$f"; fi
+done
 echo "study_archive: $n newly finished runs kept in $docs/runs"

@@ -269,12 +269,22 @@ class RopePlan:
         elif scaling == "ntk":
             self.freq = rope_freqs(theta * s ** (hd / (hd - 2)), hd)
         elif scaling == "yarn":
+            # as deployed (the YaRN authors' code, HF, vLLM): the pair index at which a pair
+            # turns n times over T0 is d(n) = hd ln(T0 / (2 pi n)) / (2 ln theta); the share of
+            # the original frequency kept falls linearly in the pair index from floor(d(32))
+            # to ceil(d(1))
             f = rope_freqs(theta, hd)
-            lam = 2 * math.pi / f
-            r = T0 / lam
-            alpha, beta = 1.0, 32.0
-            gamma = torch.clamp((r - alpha) / (beta - alpha), 0.0, 1.0)
-            self.freq = (1 - gamma) * f / s + gamma * f
+
+            def turning(n):
+                return hd * math.log(T0 / (2 * math.pi * n)) / (2 * math.log(theta))
+
+            low = max(math.floor(turning(32.0)), 0)
+            high = min(math.ceil(turning(1.0)), hd - 1)
+            if low == high:
+                high += 0.001
+            i = torch.arange(len(f), dtype=DT)
+            keep = 1.0 - torch.clamp((i - low) / (high - low), 0.0, 1.0)
+            self.freq = keep * f + (1 - keep) * f / s
             self.mscale = 0.1 * math.log(s) + 1.0
         else:
             raise ValueError(f"unknown rope scaling {scaling}")

@@ -43,11 +43,13 @@ int import_archived_runs(const StudyConfig& c, const StudyPlan& p) {
                     fs::copy_options::overwrite_existing);
     ++n;
   }
-  // the speeds earlier invocations measured first (the report's throughput table)
-  if (fs::exists(dir + "/throughput.csv") && !fs::exists(c.out + "/throughput.csv")) {
-    fs::create_directories(c.out);
-    fs::copy_file(dir + "/throughput.csv", c.out + "/throughput.csv");
-  }
+  // the speeds earlier invocations measured first (the report's throughput table), and the
+  // tuning's choices, which --plan, --job and --report read without tuning
+  for (const char* file : {"throughput.csv", "tuning.csv"})
+    if (fs::exists(dir + "/" + file) && !fs::exists(c.out + "/" + file)) {
+      fs::create_directories(c.out);
+      fs::copy_file(dir + "/" + file, c.out + "/" + file);
+    }
   if (n > 0)
     std::fprintf(stderr, "archive: %d finished runs brought back from %s\n", n, dir.c_str());
   return n;

@@ -308,6 +308,7 @@ TEST_CASE("archived runs come back as done; others and --force are left alone", 
                     "{\"signature\":\"" + run_signature(a) + "\"}\n");
   write_file_atomic(c.archive + "/t5_s2/done.json", "{\"signature\":\"pe=t5 steps=9\"}\n");
   write_file_atomic(c.archive + "/throughput.csv", "invocation\n");
+  write_file_atomic(c.archive + "/tuning.csv", "pe,lr\n");
   StudyConfig forced = c;
   forced.force = true;
   CHECK(import_archived_runs(forced, p) == 0);
@@ -316,6 +317,7 @@ TEST_CASE("archived runs come back as done; others and --force are left alone", 
   CHECK(fs::exists(c.run_dir("alibi_s1") + "/eval_none_32.json"));
   CHECK_FALSE(fs::exists(c.run_dir("t5_s2")));  // made with other options: made again
   CHECK(fs::exists(c.out + "/throughput.csv"));
+  CHECK(read_file(c.out + "/tuning.csv") == "pe,lr\n");
   CHECK(import_archived_runs(c, p) == 0);  // already here
 }
 
