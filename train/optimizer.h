@@ -40,8 +40,9 @@ class AdamW {
 
 // The learning rate of each step (--schedule). Both warm up linearly from 0 over `warmup`
 // steps to max_lr and end at min_lr:
-//   cosine  lr(s) = min_lr + (max_lr - min_lr) (1 + cos(pi q)) / 2,  q = (s - warmup)/(total - warmup)
-//   wsd     warmup-stable-decay (Hu et al. 2024, "MiniCPM"; Hagele et al. 2024, "Scaling Laws and
+//   cosine  lr(s) = min_lr + (max_lr - min_lr) (1 + cos(pi q)) / 2,  q = (s - warmup)/(total -
+//   warmup) wsd     warmup-stable-decay (Hu et al. 2024, "MiniCPM"; Hagele et al. 2024, "Scaling
+//   Laws and
 //           Compute-Optimal Training beyond Fixed Training Durations"): max_lr until the last
 //           n = round(decay_share total) steps, then linear to min_lr at the last step:
 //             lr(s) = max_lr + (min_lr - max_lr) (s + 1 - (total - n)) / n,  s >= total - n
@@ -56,7 +57,7 @@ struct LrSchedule {
   Schedule kind = Schedule::cosine;
   int64_t warmup = 0, total = 1;
   double max_lr = 1e-3, min_lr = 1e-4;
-  double decay_share = 0.2;  // wsd: the share of the steps that decays
+  double decay_share = 0.2;     // wsd: the share of the steps that decays
   int64_t decay_start() const;  // wsd: the first step of the decay (total for cosine)
 };
 // The rate of step `step` (0-based).

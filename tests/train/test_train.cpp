@@ -123,7 +123,7 @@ TEST_CASE("wsd in the trainer: the log's learning rates are lr_at's", "[train]")
   std::vector<LogRow> log = read_log(a.file("run/log.csv"));
   REQUIRE(log.size() == 20);
   for (const LogRow& r : log) CHECK(r.lr == Approx(lr_at(c, r.step - 1)).epsilon(1e-5));
-  CHECK(log[15].lr == Approx(o.adam.lr));                     // step 16: the constant phase
+  CHECK(log[15].lr == Approx(o.adam.lr));                      // step 16: the constant phase
   CHECK(log[19].lr == Approx(o.adam.lr * 0.1).epsilon(1e-5));  // the last step: min
 }
 

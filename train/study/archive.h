@@ -20,8 +20,8 @@ std::string archive_dir(const StudyConfig& c);
 
 // Copies every archived run of the plan (its done.json saying the same options) that is not
 // done in c.out into c.out/runs/<name>, the archived seed-1 models into their runs, and the
-// archived throughput.csv and tuning.csv when c.out has none. Nothing with --force. Returns the number of runs
-// brought back.
+// archived throughput.csv and tuning.csv when c.out has none. Nothing with --force. Returns the
+// number of runs brought back.
 int import_archived_runs(const StudyConfig& c, const StudyPlan& p);
 
 }  // namespace poslab
