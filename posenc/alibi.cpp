@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace poslab {
 
@@ -21,6 +22,16 @@ std::vector<double> alibi_slopes(int64_t n_head) {
   std::vector<double> extra = power_of_two_slopes(2 * n);
   for (int64_t i = 0; static_cast<int64_t>(s.size()) < n_head; i += 2) s.push_back(extra[i]);
   return s;
+}
+
+std::string alibi_slope_text(double m) {
+  const double k = -std::log2(m);
+  char buf[32];
+  if (k >= 0 && k < 31 && k == std::round(k))
+    std::snprintf(buf, sizeof buf, "1/%lld", 1LL << static_cast<int>(k));
+  else
+    std::snprintf(buf, sizeof buf, "%.3g", m);
+  return buf;
 }
 
 //   rel_bias[h, c] = -m_h (|r_c| - r_near),  r_c = c - (Tq - 1) - q_pos0

@@ -27,11 +27,15 @@
 // are exactly those without it, and the bias gets no gradient (the slopes are fixed; the
 // table does not require grad). Tests: "gradcheck: alibi: ..." (tests/nn/gradcheck_nn.cpp).
 #pragma once
+#include <string>
+
 #include "posenc/posenc.h"
 
 namespace poslab {
 
 std::vector<double> alibi_slopes(int64_t n_head);
+// A slope as text: a power of two 2^-k as "1/2^k" ("1/4", "1/256"), others as "%.3g".
+std::string alibi_slope_text(double m);
 
 // The bias table for queries at q_pos0 .. q_pos0+Tq-1 and keys at 0 .. Tk-1: (H, Tq+Tk-1),
 // column c for the relative position r_c = c - (Tq - 1) - q_pos0, in `dtype` on the CPU.

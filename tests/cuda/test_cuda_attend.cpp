@@ -2,10 +2,10 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
+#include "train/attend.h"
 #include "data/atomic_file.h"
 #include "data/corpus.h"
 #include "tests/support/temp_dir.h"
-#include "train/study/attend.h"
 #include "train/trainer.h"
 
 using namespace poslab;

@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "train/attend.h"
 #include "data/atomic_file.h"
 #include "data/corpus.h"
 #include "data/json.h"
 #include "train/checkpoint.h"
 #include "train/log.h"
-#include "train/study/attend.h"
 #include "train/study/ngram.h"
 #include "train/study/runner.h"
 #include "train/study/schedule.h"

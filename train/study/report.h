@@ -141,12 +141,10 @@ std::map<long, PerSeed> position_losses(const Study& s, const Group& g, const st
                                         long L, std::map<long, long>* ends = nullptr,
                                         const std::string& scaling = "none",
                                         Measure m = Measure::loss);
-// runs.csv: val_loss (or last20_gain) per seed; the curves: the last logged train_loss.
-PerSeed val_loss_per_seed(const Study& s, const Group& g, const std::string& pe);
-PerSeed gain_per_seed(const Study& s, const Group& g, const std::string& pe);
-PerSeed train_loss_per_seed(const Study& s, const Group& g, const std::string& pe);
 // The corpus of the main runs (runs.csv), else of ngram.csv's first row; "" without either.
 std::string main_corpus(const Study& s);
+// runs.csv: val_loss per seed.
+PerSeed val_loss_per_seed(const Study& s, const Group& g, const std::string& pe);
 // ngram.csv: the val loss of the n-gram of `corpus` (NaN if absent).
 double ngram_loss(const Study& s, const std::string& corpus, long n);
 // RoPE scalings in extrapolation.csv: none first, then linear, ntk, dynamic, yarn, the rest.

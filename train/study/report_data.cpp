@@ -190,29 +190,6 @@ PerSeed val_loss_per_seed(const Study& s, const Group& g, const std::string& pe)
   return out;
 }
 
-PerSeed gain_per_seed(const Study& s, const Group& g, const std::string& pe) {
-  PerSeed out;
-  for (const RunRow* r : group_runs(s, g, pe)) {
-    if (std::isfinite(r->last20_gain)) out[r->seed] = r->last20_gain;
-  }
-  return out;
-}
-
-PerSeed train_loss_per_seed(const Study& s, const Group& g, const std::string& pe) {
-  PerSeed out;
-  for (const long seed : group_seeds(s, g, pe)) {
-    const auto it = s.curves.find(g.name(pe, seed));
-    if (it == s.curves.end()) continue;
-    for (auto row = it->second.rbegin(); row != it->second.rend(); ++row) {
-      if (std::isfinite(row->train_loss)) {
-        out[seed] = row->train_loss;
-        break;
-      }
-    }
-  }
-  return out;
-}
-
 double ngram_loss(const Study& s, const std::string& corpus, long n) {
   if (s.ngram) {
     for (const auto& r : *s.ngram) {

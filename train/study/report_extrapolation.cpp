@@ -54,18 +54,6 @@ std::vector<Group> finetune_groups(const Study& s) {
 
 }  // namespace
 
-Rows ppl_rows(const Study& s, const Group& g, const std::vector<std::string>& pes,
-              const std::vector<long>& lengths) {
-  Rows rows;
-  for (const auto& pe : pes) {
-    rows.push_back({pe});
-    for (const long L : lengths) {
-      rows.back().push_back(fmt_ppl(eval_per_seed(s, g, pe, L)));
-    }
-  }
-  return rows;
-}
-
 void extrapolation_section(Markdown& md, const Study& s) {
   md.heading("Extrapolation: evaluating past the training length");
   if (!s.eval) return md.not_run("extrapolation.csv");

@@ -6,7 +6,7 @@
 #include <set>
 #include <tuple>
 
-#include "train/study/plot.h"
+#include "plot/plot.h"
 #include "train/study/report.h"
 
 namespace poslab::report_detail {

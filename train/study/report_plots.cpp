@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "train/study/plot.h"
+#include "plot/plot.h"
 #include "train/study/report.h"
 
 namespace poslab::report_detail {

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "train/study/plot.h"
+#include "plot/plot.h"
 #include "train/study/report_sections.h"
 
 namespace poslab::report_detail {

@@ -45,8 +45,4 @@ void tasks_section(Markdown& md, const Study& s);  // unscramble, reverse, passk
 // no test length is within a factor sqrt(2) of it.
 std::string passkey_cell(const Study& s, const std::string& pe, long factor);
 
-// report_extrapolation.cpp: rows "pe | L=... " of ppl per length.
-Rows ppl_rows(const Study& s, const Group& g, const std::vector<std::string>& pes,
-              const std::vector<long>& lengths);
-
 }  // namespace poslab::report_detail

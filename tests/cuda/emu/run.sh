@@ -24,14 +24,14 @@ for f in "$R"/tensor/*.cu "$R"/nn/*.cu "$R"/posenc/*.cu "$R"/train/*.cu; do
   rewrite "$f" "$o"
   srcs+=("$o")
 done
-for f in "$R"/{tensor,autograd,posenc,nn,data,train,train/study}/*.cpp "$R"/tests/cuda/*.cpp \
+for f in "$R"/{tensor,autograd,posenc,nn,data,plot,train,train/study,cli}/*.cpp "$R"/tests/cuda/*.cpp \
   "$H/emu_runtime.cpp"; do
-  case $f in */device_stub.cpp | */cuda_stub.cpp | */train/study/main.cpp | */tests/cuda/skip_main.cpp) continue ;; esac
+  case $f in */device_stub.cpp | */cuda_stub.cpp | */cli/main.cpp | */tests/cuda/skip_main.cpp) continue ;; esac
   srcs+=("$f")
 done
 
 # objects rebuilt when their source, the emulator or any header of the tree changed
-newest=$(find "$R"/{tensor,autograd,posenc,nn,data,train,tests/cuda} "$E/shadow" -name '*.h' -o -name '*.cuh' |
+newest=$(find "$R"/{tensor,autograd,posenc,nn,data,plot,train,cli,tests/cuda} "$E/shadow" -name '*.h' -o -name '*.cuh' |
   xargs ls -t | head -1)
 compile() {
   local obj=$E/obj/$(echo "${1#$R/}" | tr / _).o
@@ -43,8 +43,8 @@ compile() {
 }
 export -f compile
 export E R H newest
-printf '%s\n' "${srcs[@]}" "$R/train/study/main.cpp" | xargs -P "$(nproc)" -I{} bash -c 'compile {}' >"$E/objs.txt"
-objs=$(grep -v train_study_main.cpp.o "$E/objs.txt")
+printf '%s\n' "${srcs[@]}" "$R/cli/main.cpp" | xargs -P "$(nproc)" -I{} bash -c 'compile {}' >"$E/objs.txt"
+objs=$(grep -v cli_main.cpp.o "$E/objs.txt")
 g++ -fopenmp -rdynamic -o "$E/test_cuda_emu" $objs -lopenblas -ldl
 g++ -fopenmp -rdynamic -o "$E/poslab_emu" $(grep -v -E 'tests_cuda_(test_|main)' "$E/objs.txt") -lopenblas -ldl
 g++ -std=c++20 -O2 -shared -fPIC -I"$H/include" "$H/fake_cublas.cpp" -o "$E/libcublas.so.13"

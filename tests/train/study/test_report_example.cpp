@@ -11,8 +11,8 @@
 
 #include <cmath>
 
+#include "plot/plot.h"
 #include "tests/train/study/report_fixture.h"
-#include "train/study/plot.h"
 
 using namespace poslab;
 using namespace report_test;

@@ -7,8 +7,8 @@
 
 #include <set>
 
+#include "tests/plot/xml_check.h"
 #include "tests/train/study/report_fixture.h"
-#include "tests/train/study/xml_check.h"
 
 using namespace poslab;
 using namespace poslab::report_detail;

@@ -1,5 +1,5 @@
 // attend.cpp — `poslab attend` (attend.h): attention maps of a checkpoint on a user's text.
-#include "train/study/attend.h"
+#include "train/attend.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,13 +12,12 @@
 #include "data/atomic_file.h"
 #include "data/corpus.h"
 #include "data/utf8.h"
+#include "plot/plot.h"
 #include "posenc/alibi.h"
 #include "tensor/device.h"
 #include "train/args.h"
 #include "train/checkpoint.h"
 #include "train/commands.h"
-#include "train/study/guide_figures.h"
-#include "train/study/plot.h"
 
 namespace poslab {
 

@@ -1,6 +1,6 @@
 // plot_svg.cpp — SVG text and elements, colours, axes and the frame shared by every figure.
 // See plot_svg.h; plot.h states the axis formulas.
-#include "train/study/plot_svg.h"
+#include "plot/plot_svg.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,5 +1,5 @@
 // guide_figures.cpp — `poslab figure` (guide_figures.h): the guide's figures from the formulas.
-#include "train/study/guide_figures.h"
+#include "cli/guide_figures.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,24 +8,14 @@
 #include <filesystem>
 
 #include "data/atomic_file.h"
+#include "plot/plot_svg.h"
 #include "posenc/alibi.h"
 #include "posenc/rope_scaling.h"
 #include "tensor/check.h"
 #include "train/args.h"
 #include "train/study/ngram.h"
-#include "train/study/plot_svg.h"
 
 namespace poslab {
-
-std::string alibi_slope_text(double m) {
-  const double k = -std::log2(m);
-  char buf[32];
-  if (k >= 0 && k < 31 && k == std::round(k))
-    std::snprintf(buf, sizeof buf, "1/%lld", 1LL << static_cast<int>(k));
-  else
-    std::snprintf(buf, sizeof buf, "%.3g", m);
-  return buf;
-}
 
 // ---------------------------------------------------------------- RoPE's long-range decay
 

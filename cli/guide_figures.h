@@ -1,5 +1,5 @@
 // guide_figures.h — `poslab figure NAME`: the figures of the guide's "why" sections, computed
-// from the formulas (no model, no training) and drawn with the study's SVG writer (plot.h).
+// from the formulas (no model, no training) and drawn with our SVG writer (plot/plot.h).
 //
 //   rope-decay     RoPE's long-range decay (Su et al., "RoFormer", 2021, section 3.4.3). With
 //                  the pairs of q and k as complex numbers, q_m . k_n = Re sum_i h_i e^{i(m-n)
@@ -34,8 +34,8 @@
 #include <string>
 #include <vector>
 
+#include "plot/plot.h"
 #include "posenc/posenc.h"
-#include "train/study/plot.h"
 #include "train/study/tables.h"
 
 namespace poslab {
@@ -50,9 +50,6 @@ struct FigureOptions {
   int64_t heads = 4;       // H, alibi-bias
   std::string data_dir;    // ngram: a prepared corpus (train.bin, val.bin, vocab.json)
 };
-
-// An ALiBi slope as text: a power of two 2^-k as "1/2^k" ("1/4", "1/256"), others as "%.3g".
-std::string alibi_slope_text(double m);
 
 // (1/(D/2)) sum_{j=1}^{D/2} |S_j|, S_j = sum_{k<j} e^{i r w_k}, w_k = theta^(-2k/D). At r = 0
 // every S_j = j, so the bound is (D/2 + 1) / 2, its largest value.

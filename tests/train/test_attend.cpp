@@ -8,8 +8,8 @@
 #include "data/atomic_file.h"
 #include "data/corpus.h"
 #include "tests/support/temp_dir.h"
+#include "train/attend.h"
 #include "train/checkpoint.h"
-#include "train/study/attend.h"
 #include "train/trainer.h"
 
 using namespace poslab;

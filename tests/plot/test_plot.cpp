@@ -1,6 +1,6 @@
-// Tests for train/study/plot.h: every figure is well-formed XML, text is escaped, axes follow the
+// Tests for plot/plot.h: every figure is well-formed XML, text is escaped, axes follow the
 // layout formulas stated in plot.h, non-finite values leave gaps, output is deterministic.
-#include "train/study/plot.h"
+#include "plot/plot.h"
 
 #include <catch2/catch.hpp>
 
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/train/study/xml_check.h"
+#include "tests/plot/xml_check.h"
 
 using namespace poslab;
 using report_test::xml_error;

@@ -1,4 +1,5 @@
-// plot.h — a small, dependency-free SVG plot writer for the study report.
+// plot.h — a small, dependency-free SVG plot writer: the study report's figures, attend's maps, the
+// guide's.
 //
 // Each renderer returns a complete SVG document (a std::string):
 //   render_line_plot     loss / metric curves; linear or log axes, legend, clipping at y_max

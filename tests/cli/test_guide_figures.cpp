@@ -5,10 +5,11 @@
 #include <filesystem>
 #include <tuple>
 
+#include "cli/guide_figures.h"
 #include "data/atomic_file.h"
+#include "posenc/alibi.h"
 #include "posenc/rope_scaling.h"
 #include "tests/support/temp_dir.h"
-#include "train/study/guide_figures.h"
 
 using namespace poslab;
 using Catch::Contains;

@@ -1,6 +1,6 @@
 // plot.cpp — line plots and scatter plots: series with their intervals, the legend beside the
 // plot area. plot.h states the layout; plot_svg.h holds the elements, axes and frame.
-#include "train/study/plot.h"
+#include "plot/plot.h"
 
 #include <algorithm>
 #include <charconv>
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "train/study/plot_svg.h"
+#include "plot/plot_svg.h"
 
 namespace poslab {
 namespace {

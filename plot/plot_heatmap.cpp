@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "train/study/plot.h"
-#include "train/study/plot_svg.h"
+#include "plot/plot.h"
+#include "plot/plot_svg.h"
 
 namespace poslab {
 namespace {

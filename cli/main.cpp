@@ -1,16 +1,16 @@
 // main.cpp — `poslab <command> [flags]`. Errors become one line on stderr and exit code 1.
 // The subcommands live in train/commands.h (prepare, train, eval, generate),
-// train/study/experiments.h (experiments), train/study/attend.h (attend) and
-// train/study/guide_figures.h (figure); this file, at the top of the graph, sees them all.
+// train/study/experiments.h (experiments), train/attend.h (attend) and
+// cli/guide_figures.h (figure); this file, at the top of the graph, sees them all.
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <string>
 
+#include "cli/guide_figures.h"
+#include "train/attend.h"
 #include "train/commands.h"
-#include "train/study/attend.h"
 #include "train/study/experiments.h"
-#include "train/study/guide_figures.h"
 
 static const char* kUsage =
     "usage: poslab <command> [flags]     (poslab <command> --help for its flags)\n"
