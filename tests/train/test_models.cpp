@@ -7,10 +7,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
+#include "data/atomic_file.h"
 #include "data/json.h"
 #include "tests/support/temp_dir.h"
 
@@ -28,13 +27,6 @@ std::string output_of(const std::string& cmd, int* status) {
   for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
   *status = ::pclose(p);
   return out;
-}
-
-Json json_file(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return json_parse(s.str(), path);
 }
 
 // The number named key of a JSON object; an error naming the key when it is missing.
@@ -70,11 +62,12 @@ TEST_CASE("the committed models evaluate to the losses their runs recorded", "[m
                                 &status);
     INFO(out);
     REQUIRE(status == 0);
-    Json now = json_parse(out, "poslab eval --json"), then = json_file(recorded);
+    Json now = json_parse(out, "poslab eval --json"),
+         then = json_parse(read_file(recorded), recorded);
     CHECK(number(now, "windows") == number(then, "windows"));
     CHECK(number(now, "tokens") == number(then, "tokens"));
-    // The same sums in the same order; another CPU (AVX2 against AVX-512 kernels) may round
-    // the f32 logits differently, which moves a mean over 481k targets far less than 1e-5.
+    // The same sums in the same order: equal digits on the machine that made the run; another
+    // CPU (AVX2 against AVX-512 kernels) may round the f32 logits differently, so a margin.
     CHECK(std::abs(number(now, "loss") - number(then, "loss")) < 1e-5);
     ++checked;
   }
