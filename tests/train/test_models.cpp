@@ -11,23 +11,14 @@
 
 #include "data/atomic_file.h"
 #include "data/json.h"
+#include "tests/support/command.h"
 #include "tests/support/temp_dir.h"
 
 using namespace poslab;
+using poslab::test::output_of;
 namespace fs = std::filesystem;
 
 namespace {
-
-// The standard output of a shell command; its exit status in *status.
-std::string output_of(const std::string& cmd, int* status) {
-  std::string out;
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  *status = ::pclose(p);
-  return out;
-}
 
 // The number named key of a JSON object; an error naming the key when it is missing.
 double number(const Json& j, const std::string& key) {
