@@ -8,7 +8,8 @@
 //   `dir/file.h`              a source path in backticks: the file exists
 //   [text](target#anchor)     target exists (relative to docs/); an anchor into a .md file
 //                             matches the GitHub slug of one of its headings
-//   ```sh blocks              one command a line, run in a scratch folder holding the demo:
+//   ```sh blocks              one command a line, run in a scratch folder holding the demo
+//                             and the repository's docs/ (docs/results/models):
 //                             `make demo` runs scripts/demo.sh, `make X` needs a target X,
 //                             `export PATH=...` is skipped, `poslab ...` and
 //                             `build/release/tests/test_x "name"` run exactly as written; each
@@ -483,9 +484,12 @@ namespace {
 
 // Runs every command of one guide in a scratch folder of its own, from a fresh clone's view
 // (no data, no runs: the guide's own `make demo` makes them), as a reader of that guide alone
-// would. One test case per guide, so that CTest runs the two at once (tests/CMakeLists.txt).
+// would. The reader runs them at the root of the clone, so the scratch folder has the clone's
+// docs/ (a link): the exercises evaluate the study's models in docs/results/models. One test case
+// per guide, so that CTest runs the two at once (tests/CMakeLists.txt).
 void check_commands(const char* file) {
   poslab::test::TempDir dir;
+  fs::create_directory_symlink(kSource + "/docs", dir.file("docs"));
   Guide g = parse(file);
   for (size_t k = 0; k < g.blocks.size(); ++k) {
     const Block& b = g.blocks[k];
