@@ -112,7 +112,9 @@ void tuning_section(Markdown& md, const Study& s) {
       rows.back().push_back(it == loss.end() ? "n/a" : fmt(it->second));
       if (it != loss.end() && it->second < best) best = it->second, chosen = lr;
     }
-    rows.back().push_back(fmt_plain(chosen));
+    // A best rate at either end of a grid of 3 or more: a rate beyond it might do better.
+    const bool edge = lrs.size() >= 3 && (chosen == *lrs.begin() || chosen == *lrs.rbegin());
+    rows.back().push_back(fmt_plain(chosen) + (edge ? " (grid's edge)" : ""));
   }
   std::vector<std::string> h = {"pe", "batch"};
   for (const double lr : lrs) h.push_back("lr " + fmt_plain(lr));
@@ -120,7 +122,8 @@ void tuning_section(Markdown& md, const Study& s) {
   md.table(
       "The learning-rate grid: val loss (nats) at the end of each short tuning run "
       "(tuning.csv, the first batch size of each scheme); chosen = the learning rate of the "
-      "lowest val loss, which the scheme's runs use.",
+      "lowest val loss, which the scheme's runs use; (grid's edge): it is the grid's smallest or "
+      "largest rate, so a rate beyond the grid may do better.",
       h, rows);
 }
 

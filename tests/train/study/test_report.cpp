@@ -152,6 +152,19 @@ TEST_CASE("the budget curve over seeds, its ranks, and the learning-rate grid", 
   CHECK(row(md, "The learning-rate grid", "pe") ==
         "| pe | batch | lr 0.001 | lr 0.003 | chosen lr |");
   CHECK(row(md, "The learning-rate grid", "rope") == "| rope | 16 | 2.400 | 2.300 | 0.003 |");
+  {  // a third rate: the best at the grid's end is flagged, one inside it is not
+    TempDir d3;
+    write_study(d3);
+    std::vector<TuningRow> tuning = read_rows<TuningRow>(d3.path + "/tuning.csv");
+    tuning.push_back({"rope", 1e-2, 16, 200, 819200, 2.2, 30});
+    write_rows(d3.path + "/tuning.csv", tuning);
+    CHECK(row(report_of(d3), "The learning-rate grid", "rope") ==
+          "| rope | 16 | 2.400 | 2.300 | 2.200 | 0.01 (grid's edge) |");
+    tuning.back().val_loss = 2.35;
+    write_rows(d3.path + "/tuning.csv", tuning);
+    CHECK(row(report_of(d3), "The learning-rate grid", "rope") ==
+          "| rope | 16 | 2.400 | 2.300 | 2.350 | 0.003 |");
+  }
 
   // Only the seeds that hold all three budgets count: without rope_b2_s3, seed 3's main run
   // (1.90) and B/4 branch (2.22) leave the curve too.
