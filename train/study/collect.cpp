@@ -6,11 +6,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
-#include "train/attend.h"
 #include "data/atomic_file.h"
 #include "data/corpus.h"
 #include "data/json.h"
+#include "tensor/check.h"
+#include "train/attend.h"
 #include "train/checkpoint.h"
 #include "train/log.h"
 #include "train/study/ngram.h"
@@ -255,13 +257,39 @@ void collect_corpus(const StudyConfig& c) {
         count("train_files"), count("val_files"), count("val_file_bytes")}});
 }
 
-// attention.csv (the first attention_len val tokens of the study corpus) and loc.csv (the lines of
-// code and parameters of each scheme), both from the main model of seed 1 of each scheme.
+// attention_distance.csv rows of one model: every layer and head at T0 and 4 T0, over the
+// first c.attention_windows val windows of each length that the val split holds.
+void append_distances(const StudyConfig& c, const GPT& model, const std::vector<uint16_t>& val,
+                      const std::string& pe, const std::string& run,
+                      std::vector<AttentionDistanceRow>& rows) {
+  for (const int64_t L : {c.ctx, 4 * c.ctx}) {
+    const int64_t windows = std::min<int64_t>(c.attention_windows, int64_t(val.size()) / L);
+    if (windows == 0) continue;
+    const int64_t first = static_cast<int64_t>(rows.size());
+    for (int64_t w = 0; w < windows; ++w) {
+      const Ids ids{std::vector<int32_t>(val.begin() + w * L, val.begin() + (w + 1) * L), {1, L}};
+      for (int64_t l = 0; l < c.layers; ++l) {
+        const std::vector<double> d = mean_attention_distance(model.attention_map(ids, l));
+        for (int64_t h = 0; h < static_cast<int64_t>(d.size()); ++h) {
+          if (w == 0)
+            rows.push_back({pe, run, static_cast<long>(L), static_cast<long>(l),
+                            static_cast<long>(h), static_cast<long>(windows), 0, (L - 1) / 4.0});
+          rows[first + l * d.size() + h].distance += d[h] / windows;
+        }
+      }
+    }
+  }
+}
+
+// attention.csv (the first attention_len val tokens of the study corpus), attention_distance.csv
+// and loc.csv (the lines of code and parameters of each scheme), all from the main model of seed
+// 1 of each scheme.
 void collect_models(const StudyConfig& c, const StudyPlan& p) {
   std::vector<std::string> vocab = load_vocab(c.data() + "/vocab.json");
   std::vector<uint16_t> val = load_tokens(c.data() + "/val.bin", vocab.size());
   const std::vector<int32_t> window(val.begin(), val.begin() + c.attention_len);
   std::vector<AttentionRow> attention;
+  std::vector<AttentionDistanceRow> distances;
   std::vector<LocRow> loc;
   long rope_params = 0;
   for (const std::string& pe : p.pes) {
@@ -271,12 +299,14 @@ void collect_models(const StudyConfig& c, const StudyPlan& p) {
     const RunSpec& r = *it;
     Checkpoint ck = load_checkpoint(need(c, r, c.run_dir(r.name) + "/model.safetensors"), c.device);
     append_attention(attention_maps(*ck.model, window, vocab, ""), pe, r.name, attention);
+    append_distances(c, *ck.model, val, pe, r.name, distances);
     long params = ck.model->num_parameters();
     loc.push_back(loc_row(pe, pe, params));
     if (pe == "rope") rope_params = params;
   }
   if (rope_params) loc.push_back(loc_row("rope_scaling", "rope_scaling", rope_params));
   write_rows(c.out + "/attention.csv", attention);
+  write_rows(c.out + "/attention_distance.csv", distances);
   write_rows(c.out + "/loc.csv", loc);
 }
 
@@ -359,6 +389,22 @@ void collect_results(const StudyConfig& c, const StudyPlan& plan) {
   collect_models(c, p);
   collect_corpus(c);
   collect_timing(c, p, seconds_since(t0) - fitting);
+}
+
+std::vector<double> mean_attention_distance(const Tensor& p) {
+  if (p.dim() != 4 || p.size(0) != 1 || p.size(2) != p.size(3))
+    throw std::invalid_argument("mean_attention_distance: expected (1,H,T,T), but got " +
+                                shape_str(p.shape()));
+  const int64_t H = p.size(1), T = p.size(2);
+  const std::vector<double> v = p.to_vector();
+  std::vector<double> out(H, 0.0);
+  for (int64_t h = 0; h < H; ++h) {
+    double sum = 0;
+    for (int64_t i = 0; i < T; ++i)
+      for (int64_t j = 0; j <= i; ++j) sum += v[(h * T + i) * T + j] * double(i - j);
+    out[h] = sum / T;
+  }
+  return out;
 }
 
 }  // namespace poslab

@@ -129,7 +129,7 @@ void raw_section(Markdown& md, const Study& s) {
   for (const char* f :
        {"runs.csv", "extrapolation.csv", "position_loss.csv", "attribution.csv", "copy.csv",
         "rope_pairs.csv", "mlm.csv", "tasks.csv", "ngram.csv", "timing.csv", "attention.csv",
-        "tuning.csv", "loc.csv", "corpus.csv", "throughput.csv"}) {
+        "attention_distance.csv", "tuning.csv", "loc.csv", "corpus.csv", "throughput.csv"}) {
     list += fs::exists(s.dir + "/" + f) ? std::string("- [") + f + "](" + f + ")\n"
                                         : std::string("- ") + f + ": not produced\n";
   }

@@ -12,10 +12,10 @@
 //
 // Input files (tables.h has their columns; read by name through data/csv.h):
 //   runs.csv, extrapolation.csv, position_loss.csv, attribution.csv, copy.csv,
-//   rope_pairs.csv, mlm.csv, tasks.csv, ngram.csv, timing.csv, attention.csv, tuning.csv,
-//   loc.csv, corpus.csv, throughput.csv, and curves/<run>.csv (each run's log.csv, train/log.h).
-//   Every file is optional: a missing one (or one that holds only its header) turns its sections
-//   into "not run".
+//   rope_pairs.csv, mlm.csv, tasks.csv, ngram.csv, timing.csv, attention.csv,
+//   attention_distance.csv, tuning.csv, loc.csv, corpus.csv, throughput.csv, and curves/<run>.csv
+//   (each run's log.csv, train/log.h). Every file is optional: a missing one (or one that holds
+//   only its header) turns its sections into "not run".
 //
 // Which run is which is read from its name, as the study's plan (plan.cpp) writes them:
 //   main runs       <pe>_s<seed>                   (budget B)
@@ -104,6 +104,7 @@ struct Study {
   std::optional<std::vector<NgramRow>> ngram;
   std::optional<std::vector<TimingRow>> timing;
   std::optional<std::vector<AttentionRow>> attention;
+  std::optional<std::vector<AttentionDistanceRow>> attention_distance;
   std::optional<std::vector<TuningRow>> tuning;
   std::optional<std::vector<LocRow>> loc;
   std::optional<std::vector<CorpusRow>> corpus;

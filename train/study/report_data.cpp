@@ -78,6 +78,7 @@ Study load_study(const std::string& dir) {
   s.ngram = read_optional<NgramRow>(dir + "/ngram.csv");
   s.timing = read_optional<TimingRow>(dir + "/timing.csv");
   s.attention = read_optional<AttentionRow>(dir + "/attention.csv");
+  s.attention_distance = read_optional<AttentionDistanceRow>(dir + "/attention_distance.csv");
   s.tuning = read_optional<TuningRow>(dir + "/tuning.csv");
   s.loc = read_optional<LocRow>(dir + "/loc.csv");
   s.corpus = read_optional<CorpusRow>(dir + "/corpus.csv");

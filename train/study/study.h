@@ -95,6 +95,7 @@ struct StudyConfig {
   int64_t eval_windows = 0;                               // per length; 0: every val window
   int64_t buckets = 64;        // position buckets per evaluation (at 4096: 64 wide, inside T0: 4)
   int64_t attention_len = 32;  // attention.csv: the first attention_len tokens of val
+  int64_t attention_windows = 4;  // attention_distance.csv: val windows per length (T0, 4 T0)
   // Context use inside T0: the loss at T0 with attention limited to the last context_window
   // tokens (loss_window32 in extrapolation.csv), against the plain loss.
   int64_t context_window = 32;

@@ -138,6 +138,19 @@ const std::vector<Column<AttentionRow>>& AttentionRow::schema() {
   return kColumns;
 }
 
+const std::vector<Column<AttentionDistanceRow>>& AttentionDistanceRow::schema() {
+  using R = AttentionDistanceRow;
+  static const std::vector<Column<R>> kColumns = {{"pe", &R::pe},
+                                                  {"run", &R::run},
+                                                  {"len", &R::len},
+                                                  {"layer", &R::layer},
+                                                  {"head", &R::head},
+                                                  {"windows", &R::windows},
+                                                  {"distance", &R::distance},
+                                                  {"uniform", &R::uniform}};
+  return kColumns;
+}
+
 const std::vector<Column<TuningRow>>& TuningRow::schema() {
   using R = TuningRow;
   static const std::vector<Column<R>> kColumns = {

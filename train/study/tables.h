@@ -13,6 +13,7 @@
 //   ngram.csv          one row per (corpus, n): the add-k n-gram reference lines
 //   timing.csv         one row per stage that computed something
 //   attention.csv      one row per (scheme, layer, head, query, key)
+//   attention_distance.csv  one row per (scheme, length, layer, head): how far back it attends
 //   tuning.csv         one row per short tuning run (learning rate x batch size)
 //   loc.csv            one row per scheme: its posenc/ files, their lines, model parameters
 //   corpus.csv         one row: the study corpus's files, bytes, SHA-256 and source packages
@@ -173,6 +174,17 @@ struct AttentionRow {
   long layer = 0, head = 0, query = 0, key = 0;
   double weight = 0;
   static const std::vector<Column<AttentionRow>>& schema();
+};
+
+// attention_distance.csv: how far back each head of the seed-1 model of each scheme attends,
+// over the first `windows` val windows of length len (T0 and 4 T0): distance = the mean over
+// windows and queries i of sum_j p_ij (i - j); uniform = the same for equal weights on every
+// key j <= i, (len - 1) / 4.
+struct AttentionDistanceRow {
+  std::string pe, run;
+  long len = 0, layer = 0, head = 0, windows = 0;
+  double distance = 0, uniform = 0;
+  static const std::vector<Column<AttentionDistanceRow>>& schema();
 };
 
 // tuning.csv: the short runs that chose the learning rate and batch size.

@@ -356,6 +356,16 @@ inline void write_attention(const TempDir& d) {
     }
   }
   write_rows(d.path + "/attention.csv", a);
+  // rope's head 1 of layer 3 reads further at 4 T0; none's heads stay put
+  std::vector<AttentionDistanceRow> dist;
+  for (const std::string pe : {"rope", "none"})
+    for (const long layer : {0L, 3L})
+      for (long head = 0; head < 2; ++head)
+        for (const long len : {256L, 1024L})
+          dist.push_back({pe, pe + "_s1", len, layer, head, 4,
+                          pe == "rope" && layer == 3 && head == 1 && len == 1024 ? 90.5 : 3.25,
+                          (len - 1) / 4.0});
+  write_rows(d.path + "/attention_distance.csv", dist);
 }
 
 inline void write_study(const TempDir& d) {

@@ -152,6 +152,16 @@ TEST_CASE("the budget curve over seeds, its ranks, and the learning-rate grid", 
   CHECK(row(md, "The learning-rate grid", "pe") ==
         "| pe | batch | lr 0.001 | lr 0.003 | chosen lr |");
   CHECK(row(md, "The learning-rate grid", "rope") == "| rope | 16 | 2.400 | 2.300 | 0.003 |");
+  // the attention distances: one cell per head, T0 → 4 T0; rope's layer 3 after its layer 0
+  const std::string far = "How far back each head attends";
+  CHECK(row(md, far, "pe") == "| pe | layer | head 0 | head 1 | uniform |");
+  CHECK(md.find("at L = 256 → 1024 (attention_distance.csv)") != std::string::npos);
+  CHECK(md.find("averaged over the queries of the first 4 val windows") != std::string::npos);
+  CHECK(row(md, far, "rope") == "| rope | 0 | 3.25 → 3.25 | 3.25 → 3.25 | 63.8 → 256 |");
+  const size_t l3 = md.find("| rope | 3 |", md.find(far));
+  REQUIRE(l3 != std::string::npos);
+  CHECK(md.substr(l3, md.find('\n', l3) - l3) ==
+        "| rope | 3 | 3.25 → 3.25 | 3.25 → 90.5 | 63.8 → 256 |");
   {  // a third rate: the best at the grid's end is flagged, one inside it is not
     TempDir d3;
     write_study(d3);

@@ -425,6 +425,37 @@ TEST_CASE("the tiny study end to end: timing.csv holds every stage, its sum with
   const StudyConfig tiny = study_config(StudySize::tiny);
   CHECK(att.size() == static_cast<size_t>(6 * tiny.layers * tiny.heads * tiny.attention_len *
                                           (tiny.attention_len + 1) / 2));
+  // attention_distance.csv: every layer and head of the same models at T0 and 4 T0, each
+  // distance between 0 (the query's own key) and L - 1 (the first key)
+  std::vector<AttentionDistanceRow> dist =
+      read_rows<AttentionDistanceRow>(out + "/attention_distance.csv");
+  CHECK(dist.size() == static_cast<size_t>(6 * 2 * tiny.layers * tiny.heads));
+  for (const AttentionDistanceRow& r : dist) {
+    INFO(r.run << " L=" << r.len << " layer " << r.layer << " head " << r.head);
+    CHECK((r.len == tiny.ctx || r.len == 4 * tiny.ctx));
+    CHECK(r.windows >= 1);
+    CHECK(r.uniform == Approx((r.len - 1) / 4.0));
+    CHECK(r.distance >= 0);
+    CHECK(r.distance <= r.len - 1);
+  }
+}
+
+TEST_CASE("mean attention distance: the query's own key 0, the first key (T-1)/2, uniform (T-1)/4",
+          "[study]") {
+  const int64_t T = 5;
+  std::vector<double> p(3 * T * T, 0.0);  // heads: self, first key, uniform over j <= i
+  for (int64_t i = 0; i < T; ++i) {
+    p[(0 * T + i) * T + i] = 1;
+    p[(1 * T + i) * T + 0] = 1;
+    for (int64_t j = 0; j <= i; ++j) p[(2 * T + i) * T + j] = 1.0 / double(i + 1);
+  }
+  std::vector<double> d = mean_attention_distance(Tensor::from_vector(p, {1, 3, T, T}));
+  REQUIRE(d.size() == 3);
+  CHECK(d[0] == 0);
+  CHECK(d[1] == Approx((T - 1) / 2.0));  // mean of i over i = 0..T-1
+  CHECK(d[2] == Approx((T - 1) / 4.0));  // mean of i/2
+  CHECK_THROWS_WITH(mean_attention_distance(Tensor::zeros({3, T, T})),
+                    Catch::Contains("expected (1,H,T,T)"));
 }
 
 TEST_CASE(
