@@ -68,11 +68,12 @@ constexpr double kRelTolerance = 5e-3;
 
 // The guides show what the native build (-march=native, no sanitizers) prints with our kernels
 // (AVX2 or AVX-512: the two give the same sums). Another build trains another demo model: the
-// portable build (POSLAB_ISA=generic: OpenBLAS, and no FMA contraction in our loops) and the
-// sanitizer build round differently, and 200 steps on a 2-layer model turn that into attention
-// weights 10% apart (0.35 for 0.39). `make test-portable` and `make sanitize` therefore leave
-// the guides' commands out; run there by hand, the text and the integers of each output are
-// checked and the other numbers only where they are (POSLAB_GUIDE_BUILD: tests/CMakeLists.txt).
+// generic path (POSLAB_ISA=generic: OpenBLAS, and no FMA contraction in our loops), a build
+// without -march=native and the sanitizer build round differently, and 200 steps on a 2-layer
+// model turn that into attention weights 10% apart (0.35 for 0.39). `make test-portable` and
+// `make sanitize` therefore leave the guides' commands out; run there by hand, the text and the
+// integers of each output are checked and the other numbers only where they are
+// (POSLAB_GUIDE_BUILD: tests/CMakeLists.txt).
 bool guide_build() {
   return POSLAB_GUIDE_BUILD && poslab::kernel::cpu_isa() != poslab::kernel::Isa::generic;
 }
