@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -69,8 +70,11 @@ pid_t start_child(const StudyConfig& c, const RunSpec& r, int threads, int gpu) 
   return spawn(job_command(c, r), c.run_dir(r.name) + "/job.log", threads, gpu);
 }
 
-// The summed training throughput (tokens/s, log.csv) of `n` short copies of run `r` trained
-// at once, `threads` threads each.
+// A probe's steps, and the steps it leaves out as warm-up (steady_throughput).
+constexpr int kProbeSteps = 40, kProbeWarmup = 10;
+
+// The summed steady training throughput (tokens/s, log.csv) of `n` short copies of run `r`
+// trained at once, `threads` threads each, after kProbeWarmup steps.
 double probe_throughput(const StudyConfig& c, const RunSpec& r, int n, int threads) {
   const TrainOptions& o = r.train;
   const std::string dir = c.out + "/calibrate";
@@ -81,8 +85,8 @@ double probe_throughput(const StudyConfig& c, const RunSpec& r, int n, int threa
     pids.push_back(spawn({self_path(),    "train",
                           "--data",       o.data,
                           "--out",        out,
-                          "--steps",      "6",
-                          "--eval-every", "6",
+                          "--steps",      std::to_string(kProbeSteps),
+                          "--eval-every", std::to_string(kProbeWarmup),
                           "--batch",      std::to_string(o.batch),
                           "--ctx",        std::to_string(o.model.block_size),
                           "--d",          std::to_string(o.model.n_embd),
@@ -100,12 +104,22 @@ double probe_throughput(const StudyConfig& c, const RunSpec& r, int n, int threa
     waitpid(pids[i], &status, 0);
     const std::string log = dir + "/probe" + std::to_string(i) + "/log.csv";
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !std::filesystem::exists(log)) return 0;
-    total += read_log(log).back().tokens_per_s;
+    total += steady_throughput(read_log(log));
   }
   return total;
 }
 
 }  // namespace
+
+double steady_throughput(const std::vector<LogRow>& rows) {
+  if (rows.empty()) return 0;
+  const double t1 = rows.back().tokens_per_s;
+  if (rows.size() < 2) return t1;
+  const double k0 = static_cast<double>(rows.front().step),
+               k1 = static_cast<double>(rows.back().step), t0 = rows.front().tokens_per_s;
+  const double steady = (k1 - k0) / (k1 / t1 - k0 / t0);
+  return std::isfinite(steady) && steady > 0 ? steady : t1;
+}
 
 std::vector<const RunSpec*> pending_runs(const StudyConfig& c, const StudyPlan& p) {
   std::vector<const RunSpec*> out;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "train/log.h"
 #include "train/study/study.h"
 
 namespace poslab {
@@ -24,6 +25,16 @@ std::vector<const RunSpec*> pending_runs(const StudyConfig& c, const StudyPlan& 
 // "--job", the run's name. Quoted for a POSIX shell when printed by job_command_line.
 std::vector<std::string> job_command(const StudyConfig& c, const RunSpec& r);
 std::string job_command_line(const StudyConfig& c, const RunSpec& r);
+
+// The training tokens/s between the first and the last row of a log.csv, leaving out the steps
+// up to the first row: the first steps (thread pool, first touch of every buffer) cost a run on
+// every core far more than a run on one thread, and measured from step 1 the run on every core
+// looked slower than it trains (throughput.csv against the runs' timing.csv, docs/results/runs).
+// tokens_per_s at step k counts every step since the start: T_k = k * tokens_per_step / tps_k,
+// so the rate between rows k0 and k1 is
+//   (k1 - k0) * tokens_per_step / (T_k1 - T_k0) = (k1 - k0) / (k1 / tps_k1 - k0 / tps_k0).
+// One row: its tokens_per_s; none: 0.
+double steady_throughput(const std::vector<LogRow>& rows);
 
 // The faster way to use `cores` cores, measured now with short copies of run `probe`: one run
 // on every core (jobs 1), or one run per core on one thread each (jobs = cores), and the

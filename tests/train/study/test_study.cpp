@@ -245,6 +245,22 @@ TEST_CASE("a job's command carries the study's settings and the run's name", "[s
                       " --seeds 5 --device cpu --job t5_s5"));
 }
 
+TEST_CASE("the jobs probe's throughput leaves the warm-up steps out", "[study]") {
+  // A run whose first step takes 1 s and every later one 0.1 s, 1000 tokens a step: log.csv's
+  // tokens/s counts from step 1 (rounded, as log.csv writes it), the steady rate is 10,000.
+  auto row = [](int64_t k) {
+    LogRow r;
+    r.step = k;
+    r.tokens_per_s = std::round(1000.0 * static_cast<double>(k) / (1.0 + 0.1 * (k - 1)));
+    return r;
+  };
+  const std::vector<LogRow> rows = {row(10), row(20), row(30), row(40)};
+  CHECK(rows.back().tokens_per_s < 8200);  // from step 1: the warm-up counted
+  CHECK(steady_throughput(rows) == Approx(10000).epsilon(1e-3));
+  CHECK(steady_throughput({row(40)}) == rows.back().tokens_per_s);
+  CHECK(steady_throughput({}) == 0);
+}
+
 TEST_CASE("runs.csv: val_loss at T0, last20_gain = the loss at 80% of the steps minus at the end",
           "[study]") {
   test::TempDir d;
