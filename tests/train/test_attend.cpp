@@ -8,6 +8,7 @@
 #include "data/atomic_file.h"
 #include "data/corpus.h"
 #include "tests/support/temp_dir.h"
+#include "tests/train/tiny_model.h"
 #include "train/attend.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
@@ -15,23 +16,6 @@
 using namespace poslab;
 using Catch::Contains;
 namespace fs = std::filesystem;
-
-// A tiny model trained for a few steps on a few lines of Chinese, in dir/run.
-static std::string tiny_zh_run(const test::TempDir& dir, PeKind pe, bool causal) {
-  std::string t;
-  for (int i = 0; i < 60; ++i) t += "我送君，君送我。春风又绿江南岸，明月何时照我还。\n";
-  if (!fs::exists(dir.file("data/val.bin"))) write_corpus(build_corpus(t), dir.file("data"));
-  TrainOptions o;
-  o.data = dir.file("data");
-  o.out = dir.file(std::string("run_") + pe_name(pe) + (causal ? "" : "_mlm"));
-  o.model.pe.kind = pe, o.model.causal = causal;
-  o.objective = causal ? Objective::lm : Objective::mlm;
-  o.model.n_embd = 16, o.model.n_layer = 2, o.model.n_head = 2, o.model.block_size = 16;
-  o.batch = 4, o.steps = 30, o.eval_every = 30, o.eval_batches = 1, o.quiet = true;
-  o.adam.lr = 1e-2;
-  train(o);
-  return o.out + "/model.safetensors";
-}
 
 // Runs `poslab attend` in this process with the given flags.
 static int attend(std::vector<std::string> args) {
@@ -55,7 +39,7 @@ static std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
 TEST_CASE("attend writes every layer and head; rows sum to 1; causal zeros above the diagonal",
           "[train][attend]") {
   test::TempDir dir;
-  std::string ckpt = tiny_zh_run(dir, PeKind::rope, true);
+  std::string ckpt = test::tiny_zh_model(dir, PeKind::rope, true);
   std::string out = dir.file("att");
   REQUIRE(attend({"--ckpt", ckpt, "--text", "我送君", "--compare", "君送我。", "--out", out}) == 0);
   auto rows = csv_rows(out + "/attention.csv");
@@ -88,8 +72,8 @@ TEST_CASE("attend writes every layer and head; rows sum to 1; causal zeros above
 TEST_CASE("attend: without mask and PE a permuted text gets the permuted attention",
           "[train][attend]") {
   test::TempDir dir;
-  std::string none = tiny_zh_run(dir, PeKind::none, false);
-  std::string rope = tiny_zh_run(dir, PeKind::rope, false);
+  std::string none = test::tiny_zh_model(dir, PeKind::none, false);
+  std::string rope = test::tiny_zh_model(dir, PeKind::rope, false);
   std::vector<std::string> vocab = load_vocab(dir.file("data/vocab.json"));
   const std::string a = "春风又绿江南岸", b = "岸南江绿又风春", c = "春风又绿江南我";
   std::vector<double> diff;
@@ -109,7 +93,7 @@ TEST_CASE("attend: without mask and PE a permuted text gets the permuted attenti
 TEST_CASE("attend: unknown characters, an empty text and missing files are named errors",
           "[train][attend][errors]") {
   test::TempDir dir;
-  std::string ckpt = tiny_zh_run(dir, PeKind::rope, true);
+  std::string ckpt = test::tiny_zh_model(dir, PeKind::rope, true);
   std::string out = dir.file("att");
   REQUIRE_THROWS_WITH(attend({"--ckpt", ckpt, "--text", "我打你，你打他", "--out", out}),
                       Contains("--text: 3 characters are not in the vocabulary") &&
@@ -168,14 +152,14 @@ TEST_CASE("attend --compare draws a permuted B in A's order, with |A-B| below", 
     return same;
   };
   const std::string a = "春风又绿江南岸", b = "岸南江绿又风春";
-  const std::string none = svg_of(tiny_zh_run(dir, PeKind::none, false), a, b);
+  const std::string none = svg_of(test::tiny_zh_model(dir, PeKind::none, false), a, b);
   REQUIRE(none.find("|A-B| layer 1 head 1") != std::string::npos);
   REQUIRE(same_panels(panel_fills(none)));  // blind to order: B in A's order is A
-  const std::string rope = svg_of(tiny_zh_run(dir, PeKind::rope, false), a, b);
+  const std::string rope = svg_of(test::tiny_zh_model(dir, PeKind::rope, false), a, b);
   REQUIRE_FALSE(same_panels(panel_fills(rope)));
   // Causal: B's visible keys, in A's order, lie above the diagonal when B reverses A; |A-B|
   // is drawn wherever either is visible, which for a reversal is every cell.
-  const std::string causal = tiny_zh_run(dir, PeKind::rope, true);
+  const std::string causal = test::tiny_zh_model(dir, PeKind::rope, true);
   auto p = panel_fills(svg_of(causal, "我送君", "君送我"));
   REQUIRE(p.at(0).size() == 6);
   REQUIRE(p.at(2).size() == 6);

@@ -13,6 +13,7 @@
 #include "data/json.h"
 #include "tests/support/command.h"
 #include "tests/support/temp_dir.h"
+#include "tests/train/tiny_model.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 
@@ -20,33 +21,12 @@ using namespace poslab;
 using Catch::Contains;
 using poslab::test::output_of;
 
-namespace {
-
-// A tiny model of the scheme trained for a few steps on a repeated Chinese couplet, in dir.
-std::string tiny_run(const test::TempDir& dir, PeKind pe) {
-  std::string t;
-  for (int i = 0; i < 60; ++i) t += "春风又绿江南岸，明月何时照我还。\n";
-  if (!std::filesystem::exists(dir.file("data/val.bin")))
-    write_corpus(build_corpus(t), dir.file("data"));
-  TrainOptions o;
-  o.data = dir.file("data");
-  o.out = dir.file(std::string("run_") + pe_name(pe));
-  o.model.pe.kind = pe;
-  o.model.n_embd = 16, o.model.n_layer = 2, o.model.n_head = 2, o.model.block_size = 16;
-  o.batch = 4, o.steps = 40, o.eval_every = 40, o.eval_batches = 1, o.quiet = true;
-  o.adam.lr = 1e-2;
-  train(o);
-  return o.out + "/model.safetensors";
-}
-
-}  // namespace
-
 TEST_CASE("generate: greedy decoding picks a top character of the full-prefix logits",
           "[train][generate]") {
   test::TempDir dir;
   for (PeKind pe : {PeKind::rope, PeKind::alibi, PeKind::learned}) {
     INFO(pe_name(pe));
-    std::string ckpt = tiny_run(dir, pe);
+    std::string ckpt = test::tiny_zh_model(dir, pe, true, 40);
     int status = -1;
     const int n = 12;
     std::string out =
@@ -83,7 +63,7 @@ TEST_CASE("generate: greedy decoding picks a top character of the full-prefix lo
 TEST_CASE("generate: a seed repeats its sample; a bad request is a named error",
           "[train][generate][errors]") {
   test::TempDir dir;
-  std::string ckpt = tiny_run(dir, PeKind::learned), bin = POSLAB_BIN;
+  std::string ckpt = test::tiny_zh_model(dir, PeKind::learned, true, 40), bin = POSLAB_BIN;
   int s1 = -1, s2 = -1, status = -1;
   std::string cmd = bin + " generate --ckpt " + ckpt + " --prompt 明月 --tokens 10 --seed 7";
   std::string a = output_of(cmd, &s1), b = output_of(cmd, &s2);
@@ -109,7 +89,8 @@ TEST_CASE("generate: a seed repeats its sample; a bad request is a named error",
 TEST_CASE("eval --json: the mean loss of the windows of L + 1 tokens; bad flags are named",
           "[train][eval]") {
   test::TempDir dir;
-  std::string ckpt = tiny_run(dir, PeKind::rope), bin = POSLAB_BIN, data = dir.file("data");
+  std::string ckpt = test::tiny_zh_model(dir, PeKind::rope, true, 40), bin = POSLAB_BIN,
+              data = dir.file("data");
   const int64_t L = 24;  // past the trained 16: the command does not care
   int status = -1;
   std::string out = output_of(
