@@ -18,6 +18,7 @@
 //   s_ij = scale q_i . k_j   ->  dq_i += scale ds_ij k_j,  dk_j += scale ds_ij q_i
 //          + bias[h, c]      ->  dbias[h, c] += ds_ij  (c = j - i + Tq - 1, over b too)
 // Masked keys have p = 0, hence no gradient. With row_freqs: forward only.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -99,6 +100,18 @@ std::vector<double> attention_reference_forward(const Problem& p) {
   return out;
 }
 
+// (B,H,Tq,Tk): row i of (b,h) is row_probs's p_i.
+std::vector<double> attention_reference_probs(const Problem& p) {
+  std::vector<double> out(p.B * p.H * p.Tq * p.Tk), prob(p.Tk);
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t h = 0; h < p.H; ++h)
+      for (int64_t i = 0; i < p.Tq; ++i) {
+        row_probs(p, b, h, i, prob);
+        std::copy(prob.begin(), prob.end(), out.begin() + ((b * p.H + h) * p.Tq + i) * p.Tk);
+      }
+  return out;
+}
+
 // The gradients of q, k, v and the bias table, from dout (B,Tq,H,D): the formulas at the top.
 AttentionProblemGrads attention_reference_backward(const Problem& p,
                                                    const std::vector<double>& dout) {
@@ -131,15 +144,9 @@ AttentionProblemGrads attention_reference_backward(const Problem& p,
 }
 
 Tensor attention_probs_reference(const Tensor& q, const Tensor& k, const AttentionOptions& opt) {
-  Problem p = problem_of(q, k, k, opt);
-  std::vector<double> out(p.B * p.H * p.Tq * p.Tk), prob(p.Tk);
-  for (int64_t b = 0; b < p.B; ++b)
-    for (int64_t h = 0; h < p.H; ++h)
-      for (int64_t i = 0; i < p.Tq; ++i) {
-        row_probs(p, b, h, i, prob);
-        std::copy(prob.begin(), prob.end(), out.begin() + ((b * p.H + h) * p.Tq + i) * p.Tk);
-      }
-  return Tensor::from_vector(out, {p.B, p.H, p.Tq, p.Tk}, q.dtype()).to(q.device());
+  const Problem p = problem_of(q, k, k, opt);
+  return Tensor::from_vector(attention_reference_probs(p), {p.B, p.H, p.Tq, p.Tk}, q.dtype())
+      .to(q.device());
 }
 
 Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,

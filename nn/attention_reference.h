@@ -27,6 +27,8 @@ struct AttentionProblemGrads {
 
 // out (B,Tq,H,D): out_i = sum_j p_ij v_j.
 std::vector<double> attention_reference_forward(const AttentionProblem& p);
+// The weights p_ij themselves, (B,H,Tq,Tk): 0 where row i does not see key j.
+std::vector<double> attention_reference_probs(const AttentionProblem& p);
 // The gradients from dout = dL/dout (B,Tq,H,D). Not with freqs.
 AttentionProblemGrads attention_reference_backward(const AttentionProblem& p,
                                                    const std::vector<double>& dout);

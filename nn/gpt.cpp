@@ -93,14 +93,22 @@ Tensor GPT::loss(const Ids& ids, const Ids& targets, Tensor* row_loss,
 }
 
 Tensor GPT::attention_map(const Ids& ids, int64_t layer) const {
-  if (layer < 0 || layer >= cfg_.n_layer)
-    fail("attention_map: layer ", layer, " out of range for ", cfg_.n_layer, " layers");
+  return attention_maps(ids, layer).back();
+}
+
+std::vector<Tensor> GPT::attention_maps(const Ids& ids, int64_t last) const {
+  if (last < 0 || last >= cfg_.n_layer)
+    fail("attention_map: layer ", last, " out of range for ", cfg_.n_layer, " layers");
   NoGrad no_grad;
   const PositionContext at = positions(0, ids.shape[1], checked({}, cfg_));
   Tensor x = pe_->add_to_embeddings(wte_.forward(ids), at);
-  for (int64_t i = 0; i < layer; ++i) x = blocks_[i].forward(x, *pe_, at);
-  const Block& b = blocks_[layer];
-  return b.attn.probabilities(b.ln_1.forward(x), *pe_, at);
+  std::vector<Tensor> maps;
+  for (int64_t i = 0; i <= last; ++i) {
+    const Block& b = blocks_[i];
+    maps.push_back(b.attn.probabilities(b.ln_1.forward(x), *pe_, at));
+    if (i < last) x = b.forward(x, *pe_, at);
+  }
+  return maps;
 }
 
 KVCache GPT::new_cache(int64_t capacity) const {

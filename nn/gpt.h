@@ -12,6 +12,7 @@
 // weight 1 and bias 0; wte and wpe N(0, 0.02^2) (gpt2) or N(0, 1/C) (scaled, nn/embedding.h).
 #pragma once
 #include <memory>
+#include <vector>
 
 #include "nn/block.h"
 #include "nn/embedding.h"
@@ -54,6 +55,9 @@ class GPT {
               const Interventions& iv = {}) const;
   // Attention probabilities (B,H,T,T) of block `layer` for ids (B,T).
   Tensor attention_map(const Ids& ids, int64_t layer) const;
+  // The same for blocks 0..last in one forward pass (element l = attention_map(ids, l)): each
+  // block's input is computed once, not once per layer asked for.
+  std::vector<Tensor> attention_maps(const Ids& ids, int64_t last) const;
   // Incremental decoding: feeds ids (1,T) after what the cache holds -> logits (1,T,V), under
   // RoPE's scaling (the same for every call on one cache).
   KVCache new_cache(int64_t capacity) const;

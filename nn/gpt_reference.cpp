@@ -488,6 +488,7 @@ ReferenceStep gpt_reference_step(const GPT& model, const Ids& ids, const Ids& ta
   out.loss = model_forward(a, p, ids, targets, s);
   model_backward(g, a, p, ids, targets, s);
   for (const NamedParam& np : model.parameters()) out.grads.push_back({np.name, *grads[np.name]});
+  for (const BlockActs& b : a.blocks) out.attention.push_back(attention_reference_probs(b.att));
   return out;
 }
 

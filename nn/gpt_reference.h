@@ -18,6 +18,8 @@ struct ReferenceGrad {
 struct ReferenceStep {
   double loss = 0;                   // mean cross-entropy (nats)
   std::vector<ReferenceGrad> grads;  // one per GPT::parameters(), in that order
+  // per block: its attention weights p_ij (B,H,T,T), as GPT::attention_maps gives them
+  std::vector<std::vector<double>> attention;
 };
 
 // The forward and backward of `model` (its config and weights; any dtype and device) on

@@ -62,8 +62,8 @@ AttentionMaps attention_maps(const GPT& model, const std::vector<int32_t>& ids,
   m.causal = model.config().causal;
   const int64_t T = static_cast<int64_t>(ids.size());
   Ids batch{ids, {1, T}};
-  for (int64_t l = 0; l < m.layers; ++l) {
-    std::vector<double> p = model.attention_map(batch, l).to_vector();  // (1,H,T,T)
+  for (const Tensor& layer : model.attention_maps(batch, m.layers - 1)) {
+    std::vector<double> p = layer.to_vector();  // (1,H,T,T)
     m.p.insert(m.p.end(), p.begin(), p.end());
   }
   return m;

@@ -66,6 +66,37 @@ TEST_CASE("the plain-loop reference is the same model as GPT: loss and every gra
       }
 }
 
+TEST_CASE(
+    "every block's attention weights, in one pass and one block at a time, are the "
+    "reference's",
+    "[nn][posenc][reference]") {
+  auto [ids, targets] = batch(2, 6, 7, 12);
+  for (const std::string& name : pe_names())
+    for (bool causal : {true, false}) {
+      INFO("pe = " << name << ", causal " << causal);
+      GPT m(tiny(parse_pe(name), causal), 5);
+      const ReferenceStep ref = gpt_reference_step(m, ids, targets);
+      const int64_t L = m.config().n_layer;
+      REQUIRE(static_cast<int64_t>(ref.attention.size()) == L);
+      const std::vector<Tensor> maps = m.attention_maps(ids, L - 1);
+      REQUIRE(static_cast<int64_t>(maps.size()) == L);
+      for (int64_t l = 0; l < L; ++l) {
+        INFO("block " << l);
+        const std::vector<double> one = maps[l].to_vector(),
+                                  alone = m.attention_map(ids, l).to_vector();
+        REQUIRE(one.size() == ref.attention[l].size());
+        REQUIRE(alone.size() == one.size());
+        double gap = 0;
+        for (size_t k = 0; k < one.size(); ++k)
+          gap = std::max({gap, std::abs(one[k] - ref.attention[l][k]),
+                          std::abs(alone[k] - ref.attention[l][k])});
+        CHECK(gap < kRounding);
+      }
+    }
+  CHECK_THROWS_WITH(GPT(tiny(PeKind::rope), 5).attention_maps(ids, 2),
+                    Catch::Contains("layer 2 out of range for 2 layers"));
+}
+
 TEST_CASE("the reference follows RoPE's options, ALiBi's and T5's settings, ignored targets",
           "[nn][posenc][reference]") {
   auto [ids, targets] = batch(2, 6, 7, 12);

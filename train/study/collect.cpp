@@ -268,8 +268,9 @@ void append_distances(const StudyConfig& c, const GPT& model, const std::vector<
     const int64_t first = static_cast<int64_t>(rows.size());
     for (int64_t w = 0; w < windows; ++w) {
       const Ids ids{std::vector<int32_t>(val.begin() + w * L, val.begin() + (w + 1) * L), {1, L}};
+      const std::vector<Tensor> maps = model.attention_maps(ids, c.layers - 1);
       for (int64_t l = 0; l < c.layers; ++l) {
-        const std::vector<double> d = mean_attention_distance(model.attention_map(ids, l));
+        const std::vector<double> d = mean_attention_distance(maps[l]);
         for (int64_t h = 0; h < static_cast<int64_t>(d.size()); ++h) {
           if (w == 0)
             rows.push_back({pe, run, static_cast<long>(L), static_cast<long>(l),
