@@ -34,7 +34,9 @@
 // side when all values are equal). If every value on a log axis is a power of two (context
 // lengths), ticks sit on powers of two, labelled 256, 512, 1k, 2k, 4k; otherwise ticks sit on
 // decades, labelled 0.01, 1, 100, 10k (or 10^6, 10^-5 on an axis that reaches outside
-// [0.001, 1M)), with minor ticks at 2..9 per decade. A short log axis labels 2 and 5 too.
+// [0.001, 1M)), with minor ticks at 2..9 per decade. A short log axis labels 2 and 5 too, and
+// an end whose outermost minor tick lies more than a factor 1.5 (and 8% of the log-span) beyond
+// the nearest label labels that tick (a y axis from 2.6 to 45 is labelled 3, 5, 10, 20, 50).
 #pragma once
 #include <optional>
 #include <string>

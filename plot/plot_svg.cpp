@@ -255,6 +255,21 @@ Axis log_axis(const std::vector<double>& values) {
       if (inside(v)) a.ticks.push_back({v, major ? decade_label(m, d, sci) : ""});
     }
   }
+  // An end of the axis far from every label (lines of perplexity 2.7 under a lowest label of
+  // 5): its outermost minor tick gets a label too, if it is more than a factor 1.5 and 8% of
+  // the axis's log-span beyond the nearest label, so that the two labels cannot touch.
+  const auto label_end = [&](auto first, auto last) {
+    const auto nearest = std::find_if(first, last, [](const Tick& t) { return !t.label.empty(); });
+    if (s > 1 || nearest == last || nearest == first) return;
+    const double gap = std::abs(std::log(nearest->value / first->value));
+    if (gap > std::log(1.5) && gap > 0.08 * std::log(a.hi / a.lo)) {
+      const int d = static_cast<int>(std::floor(std::log10(first->value) + 1e-9));
+      const int m = static_cast<int>(std::lround(first->value / std::pow(10.0, d)));
+      first->label = decade_label(m, d, sci);
+    }
+  };
+  label_end(a.ticks.begin(), a.ticks.end());
+  label_end(a.ticks.rbegin(), a.ticks.rend());
   return a;
 }
 

@@ -168,6 +168,24 @@ TEST_CASE("log axis over decades labels 10, 100, 1k, ... and 10^k past a million
   CHECK(minor == 3 + 8 * 4);  // the padded range starts at 6.9: 7, 8, 9, then 20..90k
 }
 
+TEST_CASE("a log axis labels an end that lies far from every other label", "[plot]") {
+  LinePlot p;
+  p.log_y = true;  // perplexities as in the study's ppl_vs_length: 2.6 to 45
+  p.series.push_back({"ppl", {1, 2, 3, 4}, {2.6, 3.0, 12, 45}});
+  const std::string svg = render_line_plot(p);
+  REQUIRE(xml_error(svg) == "");
+  // 1, 2, 5 per decade gives 5, 10, 20, 50; the axis starts at 2.3 (4% padding), so its
+  // lowest tick, 3, is a factor 5/3 below the lowest label and gets one.
+  for (const char* label : {"3", "5", "10", "20", "50"}) {
+    INFO(label);
+    CHECK(!std::isnan(text_coord(svg, label, "y")));
+  }
+  for (const char* label : {"4", "30", "40"}) {  // minor ticks near a label stay unlabelled
+    INFO(label);
+    CHECK(std::isnan(text_coord(svg, label, "y")));
+  }
+}
+
 TEST_CASE("linear ticks step by 1, 2 or 5 times a power of ten", "[plot]") {
   LinePlot p;
   p.series.push_back({"loss", {0, 2500, 5000, 7500, 9900}, {0.93, 0.61, 0.42, 0.35, 0.31}});
