@@ -178,7 +178,7 @@ long count_scaling(const Study& s) {
 // The parts of the plan, in the order a time limit leaves them for a later invocation, with
 // the rows the results folder holds for each; 0 rows = not in the results (not run yet).
 void cut_section(Markdown& md, const Study& s) {
-  md.heading("What is not done yet");
+  md.heading("Parts of the plan: what is done");
   long main = 0;
   for (const auto& pe : s.pes) main += group_runs(s, kMain, pe).size();
   const std::vector<std::tuple<std::string, std::string, long>> parts = {
@@ -201,9 +201,15 @@ void cut_section(Markdown& md, const Study& s) {
       {"masked LM (break 2)", "mlm.csv", count_rows(s.mlm)},
       {"learning-rate grid", "tuning.csv", count_rows(s.tuning)}};
   Rows rows;
+  long missing = 0;
   for (const auto& [part, file, n] : parts) {
+    missing += n == 0;
     rows.push_back({part, file, std::to_string(n), n == 0 ? "**not in the results**" : ""});
   }
+  md.para(missing == 0 ? "Every part of the plan is in the results."
+                       : std::to_string(missing) + " of " + std::to_string(parts.size()) +
+                             " parts are not in the results yet: `make experiments` continues "
+                             "them (finished runs are reused).");
   md.table(
       "The parts of the study plan in the order a time limit leaves them for a later invocation, "
       "with the rows of their file in this folder (runs.csv: the runs of that name).",

@@ -34,7 +34,7 @@ TEST_CASE("missing files turn their sections into \"not run\"", "[report]") {
     INFO(f);
     CHECK(md.find(std::string("**Not run**: `") + f + "` ") != std::string::npos);
   }
-  CHECK(row(md, "## What is not done yet", "main runs <pe>_s<seed>") ==
+  CHECK(row(md, "## Parts of the plan: what is done", "main runs <pe>_s<seed>") ==
         "| main runs <pe>_s<seed> | runs.csv | 0 | **not in the results** |");
   CHECK(row(md, "## Setup", "corpus") == "| corpus | not recorded (no corpus.csv) |");
   CHECK(md.find("- corpus.csv: not produced\n") != std::string::npos);
