@@ -160,7 +160,10 @@ void timing_table(Markdown& md, const Study& s) {
 }
 
 // Per invocation: what it measured first (throughput.csv), and the training tokens/s its main
-// runs made (the last row of each log), summed over the runs it made at once.
+// runs made (the last row of each log), summed over the runs it made at once. The sum is the
+// mean rate of a main run times jobs, which stands for the study only when the invocation made
+// at least jobs main runs: with fewer, the other cores trained shorter runs (branches, tasks,
+// ablations) or nothing, and one run's rate times jobs says nothing about them.
 void throughput_table(Markdown& md, const Study& s) {
   if (!s.throughput) return md.not_run("throughput.csv");
   Rows rows;
@@ -172,7 +175,8 @@ void throughput_table(Markdown& md, const Study& s) {
           it != s.curves.end() && !it->second.empty())
         tps.push_back(it->second.back().tokens_per_s);
     }
-    const double sum = tps.empty() ? NAN : mean_interval(tps).mean * t.jobs;
+    const bool enough = !tps.empty() && static_cast<long>(tps.size()) >= t.jobs;
+    const double sum = enough ? mean_interval(tps).mean * t.jobs : NAN;
     rows.push_back(
         {t.invocation, t.machine, std::to_string(t.cores), fmt(t.load, 2), std::to_string(t.jobs),
          fmt_count(std::lround(t.one_run)), fmt_count(std::lround(t.runs_at_once)),
@@ -184,8 +188,9 @@ void throughput_table(Markdown& md, const Study& s) {
       "copies of a main run (load = the 1-minute load average just before: near 0 means the "
       "machine was idle): one run on every core, and one run per core on one thread each, "
       "summed; the faster way sets how many runs it made at once (jobs). Then the main runs it "
-      "made: the throughput of each (its log's last row, training steps only) times jobs, "
-      "against the faster of the two measured first.",
+      "made: the throughput of each (its log's last row, training steps only), their mean times "
+      "jobs, against the faster of the two measured first; n/a where the invocation made fewer "
+      "main runs than jobs (the other cores then trained other runs, or nothing).",
       {"invocation (UTC)", "machine", "cores", "load", "jobs", "one run, all cores",
        "runs at once, summed", "main runs", "study, summed", "of measured"},
       rows);
