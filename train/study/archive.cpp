@@ -19,7 +19,20 @@ std::string archive_dir(const StudyConfig& c) {
   return fs::exists(from_source) ? from_source.string() : c.archive;
 }
 
+void import_archived_tables(const StudyConfig& c) {
+  const std::string dir = archive_dir(c);
+  if (dir.empty() || !fs::exists(dir)) return;
+  // the speeds earlier invocations measured first (the report's throughput table), and the
+  // tuning's choices, which --plan, --job and --report read without tuning
+  for (const char* file : {"throughput.csv", "tuning.csv"})
+    if (fs::exists(dir + "/" + file) && !fs::exists(c.out + "/" + file)) {
+      fs::create_directories(c.out);
+      fs::copy_file(dir + "/" + file, c.out + "/" + file);
+    }
+}
+
 int import_archived_runs(const StudyConfig& c, const StudyPlan& p) {
+  import_archived_tables(c);
   const std::string dir = archive_dir(c);
   if (dir.empty() || c.force || !fs::exists(dir)) return 0;
   StudyConfig archived = c;
@@ -43,13 +56,6 @@ int import_archived_runs(const StudyConfig& c, const StudyPlan& p) {
                     fs::copy_options::overwrite_existing);
     ++n;
   }
-  // the speeds earlier invocations measured first (the report's throughput table), and the
-  // tuning's choices, which --plan, --job and --report read without tuning
-  for (const char* file : {"throughput.csv", "tuning.csv"})
-    if (fs::exists(dir + "/" + file) && !fs::exists(c.out + "/" + file)) {
-      fs::create_directories(c.out);
-      fs::copy_file(dir + "/" + file, c.out + "/" + file);
-    }
   if (n > 0)
     std::fprintf(stderr, "archive: %d finished runs brought back from %s\n", n, dir.c_str());
   return n;

@@ -19,9 +19,13 @@ namespace poslab {
 std::string archive_dir(const StudyConfig& c);
 
 // Copies every archived run of the plan (its done.json saying the same options) that is not
-// done in c.out into c.out/runs/<name>, the archived seed-1 models into their runs, and the
-// archived throughput.csv and tuning.csv when c.out has none. Nothing with --force. Returns the
-// number of runs brought back.
+// done in c.out into c.out/runs/<name>, and the archived seed-1 models into their runs; no run
+// with --force. Then import_archived_tables. Returns the number of runs brought back.
 int import_archived_runs(const StudyConfig& c, const StudyPlan& p);
+
+// Copies the archived throughput.csv and tuning.csv into c.out when it has none, --force or not:
+// they are the study's, not one run's. tuning.csv holds the learning rates the archived runs
+// were trained with, so a run made again on a fresh clone (--job, --force) must read it.
+void import_archived_tables(const StudyConfig& c);
 
 }  // namespace poslab

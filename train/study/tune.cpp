@@ -73,6 +73,7 @@ std::map<std::string, double> tune_study(const StudyConfig& config) {
 }
 
 std::map<std::string, double> read_tuning(const StudyConfig& c) {
+  import_archived_tables(c);
   const std::string path = c.out + "/tuning.csv";
   if (!std::filesystem::exists(path)) return {};
   return best_lrs(read_rows<TuningRow>(path));

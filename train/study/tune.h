@@ -15,8 +15,9 @@ namespace poslab {
 // and the choices to stdout, and returns the learning rate of each scheme.
 std::map<std::string, double> tune_study(const StudyConfig& c);
 
-// The choices of a tuning.csv made earlier (for --plan and --job, which do not tune): each
-// scheme's learning rate of lowest loss; empty when the file is missing.
+// The choices of a tuning.csv made earlier (for --plan, --job and --report, which do not tune):
+// each scheme's learning rate of lowest loss; empty when there is none. c.out's, else the
+// archive's (import_archived_tables first: on a fresh clone only the archive has it).
 std::map<std::string, double> read_tuning(const StudyConfig& c);
 
 }  // namespace poslab

@@ -22,6 +22,7 @@
 #include "train/study/schedule.h"
 #include "train/study/study.h"
 #include "train/study/timing.h"
+#include "train/study/tune.h"
 
 using namespace poslab;
 using Catch::Contains;
@@ -335,6 +336,31 @@ TEST_CASE("archived runs come back as done; others and --force are left alone", 
   CHECK(fs::exists(c.out + "/throughput.csv"));
   CHECK(read_file(c.out + "/tuning.csv") == "pe,lr\n");
   CHECK(import_archived_runs(c, p) == 0);  // already here
+}
+
+TEST_CASE("a run made again on a fresh clone takes the archived tuning's learning rate",
+          "[study]") {
+  // --job and --plan do not tune: they read tuning.csv, which on a fresh clone only the archive
+  // has. Read before the archive was brought back, every scheme took StudyConfig::lr, so
+  // `--job t5_dist256_s1 --force` trained at 0.004 a run the archive made at 0.008.
+  test::TempDir d;
+  StudyConfig c = study_config(StudySize::tiny);
+  c.out = d.file("fresh/results");
+  c.archive = d.file("docs/runs");
+  c.force = true;
+  CHECK(read_tuning(c).empty());  // no archive yet: no choice
+  fs::create_directories(c.archive);
+  write_rows<TuningRow>(c.archive + "/tuning.csv", {{"t5", 0.004, 16, 450, 1843200, 2.0992, 175},
+                                                    {"t5", 0.008, 16, 450, 1843200, 1.8958, 173},
+                                                    {"rope", 0.004, 16, 450, 1843200, 1.6952, 58},
+                                                    {"rope", 0.008, 16, 450, 1843200, 1.7165, 90}});
+  const std::map<std::string, double> lr = read_tuning(c);
+  CHECK(lr.at("t5") == 0.008);
+  CHECK(lr.at("rope") == 0.004);
+  CHECK(fs::exists(c.out + "/tuning.csv"));
+  // and the plan's runs carry it
+  c.lr_by_pe = lr;
+  CHECK(study_plan(c).run("t5_s1").train.adam.lr == 0.008);
 }
 
 TEST_CASE("stage times add up across resumed stages and are replaced when redone", "[study]") {
