@@ -313,14 +313,18 @@ inline void write_tables(const TempDir& d) {
 // corpus.csv, and throughput.csv: the first invocation measured 1,999.6 tokens/s with one run
 // on both cores and 2,500 with two runs at once (jobs 2); the second 5,000 and 3,000 on 16 cores
 // (jobs 1); the third made no main run and read no load average.
+inline std::vector<ThroughputRow> throughput_rows() {
+  return {{kFirst, kSmall, 2, 2, 1999.6, 2500, 0.15},
+          {kSecond, kBig, 16, 1, 5000, 3000, 1.5},
+          {kThird, kSmall, 2, 1, 2100, 1900, NAN}};
+}
+
 inline void write_setup(const TempDir& d) {
   write_rows<CorpusRow>(
       d.path + "/corpus.csv",
       {{"pystdlib", "libpython3.11-minimal 3.11.2-6; libpython3.11-stdlib 3.11.2-6", 171, 4742544,
         "0781466e", 154, 17, 481148}});
-  write_rows<ThroughputRow>(d.path + "/throughput.csv", {{kFirst, kSmall, 2, 2, 1999.6, 2500, 0.15},
-                                                         {kSecond, kBig, 16, 1, 5000, 3000, 1.5},
-                                                         {kThird, kSmall, 2, 1, 2100, 1900, NAN}});
+  write_rows<ThroughputRow>(d.path + "/throughput.csv", throughput_rows());
 }
 
 // Tasks: reverse (char_accuracy), unscramble (k), passkey: rope seed 1 learned it in

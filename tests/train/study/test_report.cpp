@@ -335,9 +335,9 @@ TEST_CASE("cost: compute time with the evaluations, throughput per invocation", 
   CHECK(md.find("- [throughput.csv](throughput.csv)\n") != std::string::npos);
   // The second again, as if it had made two runs at once: its one main run's rate times 2
   // would claim 8,000 tokens/s for cores that trained something else or nothing.
-  write_rows<ThroughputRow>(d.path + "/throughput.csv", {{kFirst, kSmall, 2, 2, 1999.6, 2500, 0.15},
-                                                         {kSecond, kBig, 16, 2, 5000, 3000, 1.5},
-                                                         {kThird, kSmall, 2, 1, 2100, 1900, NAN}});
+  std::vector<ThroughputRow> two_jobs = throughput_rows();
+  two_jobs[1].jobs = 2;
+  write_rows<ThroughputRow>(d.path + "/throughput.csv", two_jobs);
   CHECK(row(report_of(d), t, kSecond) ==
         "| 2026-01-02T00:00Z | Big CPU (avx2 fma avx512f) | 16 | 1.5 | 2 | 5,000 | 3,000 | 1 | "
         "n/a | n/a |");
