@@ -39,6 +39,14 @@ struct Interventions {
   bool log_scale = false;
   int64_t train_len = 0;     // T0, which log_scale compares against (GPT fills it in)
   RopeScaling rope_scaling;  // its train_len 0: the model's T0 (GPT fills it in)
+  // Random positions (posenc/random_positions.h): (B,T) sorted positions, one row per sequence,
+  // in place of 0..T-1: training's draws, or an evaluation's. Empty: contiguous.
+  Ids positions;
+  // An evaluation of a random-position model (train/eval.h): each window draws its own
+  // positions from [0, draw_max), seeded by draw_seed and the window's index; 0: no draw.
+  // The evaluation fills `positions` from these for every batch; the model reads `positions`.
+  int64_t draw_max = 0;
+  uint64_t draw_seed = 0;
 };
 
 // Decoding state of one layer: keys (before RoPE) and values of the positions so far.

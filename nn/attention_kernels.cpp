@@ -106,6 +106,14 @@ const T* bias_row(const AttentionOptions& o, const Dims& d, int64_t h, int64_t i
   return o.rel_bias.data<T>() + h * (d.Tq + d.Tk - 1) + (d.Tq - 1 - i);
 }
 
+// Row i of (b,h) in the per-pair bias: pair_row(...)[j] = bias[b or 0, h, i, j].
+template <class T>
+const T* pair_row(const AttentionOptions& o, const Dims& d, int64_t b, int64_t h, int64_t i) {
+  if (!o.bias.defined()) return nullptr;
+  const int64_t bb = o.bias.size(0) == 1 ? 0 : b;
+  return o.bias.data<T>() + ((bb * d.H + h) * d.Tq + i) * d.Tk;
+}
+
 // The band of a causal row block whose row 0 is the query at position `row0` and whose column
 // 0 is key j0 (sgemm.h): row i sees columns j <= row0 - j0 + i.
 inline CausalBand causal_band(const AttentionOptions& o, CausalBand::Kind kind, int64_t row0,
@@ -177,12 +185,17 @@ void rotary_scores(const T* Q, int64_t sq, const T* K, int64_t sk, const Attenti
 //   s_j += bias_ij;  s_j *= lambda_i (log scale, when lambda_i != 1)
 // the same operations in forward and in rebuild_probs, so P is rebuilt to the same bits.
 template <class T>
-void bias_and_scale(T* s, RowSpan r, int64_t i, int64_t j0, int64_t h, const Dims& d,
+void bias_and_scale(T* s, RowSpan r, int64_t b, int64_t i, int64_t j0, int64_t h, const Dims& d,
                     const AttentionOptions& o) {
   if (const T* bias = bias_row<T>(o, d, h, i)) {
     bias += j0;
 #pragma omp simd
     for (int64_t j = r.a; j < r.e; ++j) s[j] += bias[j];
+  }
+  if (const T* pair = pair_row<T>(o, d, b, h, i)) {
+    pair += j0;
+#pragma omp simd
+    for (int64_t j = r.a; j < r.e; ++j) s[j] += pair[j];
   }
   const double lambda = log_scale(o, r.e - r.a);
   if (lambda == 1.0) return;
@@ -207,12 +220,13 @@ int64_t mask_row(T* s, RowSpan r, int64_t J, int64_t* end) {
 
 // Scores -> probabilities for rows [i0, i1) of one (b,h), in place in S (row stride ldS),
 // over the J columns of keys j0 .. j0+J-1 (columns J..ldS are not touched here).
-//   S_ij += bias_ij;  S_ij *= lambda_i;  S_ij = -inf where masked;  S_i = softmax(S_i)
+//   S_ij += bias_ij (the table's and the per-pair one's);  S_ij *= lambda_i;  S_ij = -inf where
+//   masked;  S_i = softmax(S_i)
 // lse (optional) receives log sum_j exp(S_ij) per row: all backward needs to rebuild P. A row
 // that sees no key gets P = 0 (out 0) and lse = -inf.
 template <class T>
-void scores_to_probs(T* S, int64_t ldS, int64_t i0, int64_t i1, int64_t j0, int64_t J, int64_t h,
-                     const Dims& d, const AttentionOptions& o, T* lse) {
+void scores_to_probs(T* S, int64_t ldS, int64_t i0, int64_t i1, int64_t j0, int64_t J, int64_t b,
+                     int64_t h, const Dims& d, const AttentionOptions& o, T* lse) {
   for (int64_t i = i0; i < i1; ++i) {
     T* s = S + (i - i0) * ldS;
     const RowSpan r = row_span(d, o, i, j0);
@@ -222,7 +236,7 @@ void scores_to_probs(T* S, int64_t ldS, int64_t i0, int64_t i1, int64_t j0, int6
       if (lse) lse[i] = minus_inf;
       continue;
     }
-    bias_and_scale(s, r, i, j0, h, d, o);
+    bias_and_scale(s, r, b, i, j0, h, d, o);
     int64_t end;
     const int64_t begin = mask_row(s, r, J, &end);
     T m = minus_inf;
@@ -290,7 +304,7 @@ void forward_block(const AttentionTensors& t, const AttentionOptions& o, const D
   else
     packed_gemm<T>(false, i1 - i0, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, th.kt, T(0), S,
                    J, causal_band(o, CausalBand::cols, row0, j0));
-  scores_to_probs<T>(S, J, i0, i1, j0, J, h, d, o, lse);
+  scores_to_probs<T>(S, J, i0, i1, j0, J, b, h, d, o, lse);
   packed_gemm<T>(false, i1 - i0, d.D, J, T(1), S, J, th.vb, T(0), O + i0 * so, so,
                  causal_band(o, CausalBand::k_upto, row0, j0));
 }
@@ -340,8 +354,8 @@ void forward_heads(const AttentionTensors& t, const AttentionOptions& o) {
 // scores and the saved lse (kt: K^T from key j0).
 template <class T>
 void rebuild_probs(T* P, const T* Q, int64_t sq, const PackedOperand<T>& kt, const T* lse,
-                   int64_t i0, int64_t R, int64_t j0, int64_t J, int64_t h, const Dims& d,
-                   const AttentionOptions& o) {
+                   int64_t i0, int64_t R, int64_t j0, int64_t J, int64_t b, int64_t h,
+                   const Dims& d, const AttentionOptions& o) {
   packed_gemm<T>(false, R, J, d.D, static_cast<T>(o.scale), Q + i0 * sq, sq, kt, T(0), P, J,
                  causal_band(o, CausalBand::cols, o.q_pos0 + i0, j0));
   for (int64_t r = 0; r < R; ++r) {
@@ -351,7 +365,7 @@ void rebuild_probs(T* P, const T* Q, int64_t sq, const PackedOperand<T>& kt, con
       std::fill(p, p + J, T(0));
       continue;
     }
-    bias_and_scale(p, span, i0 + r, j0, h, d, o);
+    bias_and_scale(p, span, b, i0 + r, j0, h, d, o);
     int64_t end;
     const int64_t begin = mask_row(p, span, J, &end);
     T l = lse[i0 + r];
@@ -363,12 +377,14 @@ void rebuild_probs(T* P, const T* Q, int64_t sq, const PackedOperand<T>& kt, con
 
 // dP (R, J) -> dS in place: dS_ij = lambda_i P_ij (dP_ij - sum_k dP_ik P_ik) (lambda_i: the
 // row's log scale, a constant factor of its scores, so of their gradient); and, when dbias is
-// given (this (b,h)'s row of the table's gradient), dbias[j - i + Tq - 1] += dS_ij. Masked
+// given (this (b,h)'s row of the table's gradient), dbias[j - i + Tq - 1] += dS_ij; and, when
+// dpair is given (this (b,h)'s (Tq, Tk) block of the per-pair bias's gradient), dpair[i, j] =
+// dS_ij (one reader per entry: a copy, with 0 where masked). Masked
 // entries have P = 0, so dS = 0 there: they are written as 0 without reading dP, which the
 // product may have left unwritten (CausalBand::cols).
 template <class T>
 void softmax_backward_rows(T* dS, const T* P, int64_t i0, int64_t R, int64_t j0, int64_t J,
-                           const Dims& d, const AttentionOptions& o, T* dbias) {
+                           const Dims& d, const AttentionOptions& o, T* dbias, T* dpair) {
   for (int64_t r = 0; r < R; ++r) {
     T* row = dS + r * J;
     const T* p = P + r * J;
@@ -391,6 +407,11 @@ void softmax_backward_rows(T* dS, const T* P, int64_t i0, int64_t R, int64_t j0,
       T* db = dbias + (d.Tq - 1 - (i0 + r)) + j0;
       for (int64_t j = a; j < e; ++j) db[j] += row[j];
     }
+    if (dpair) {
+      T* dp = dpair + (i0 + r) * d.Tk;
+      std::fill(dp, dp + d.Tk, T(0));
+      std::copy(row + a, row + e, dp + j0 + a);
+    }
   }
 }
 
@@ -398,7 +419,8 @@ void softmax_backward_rows(T* dS, const T* P, int64_t i0, int64_t R, int64_t j0,
 // gradient row, or null.
 template <class T>
 void backward_head(const AttentionTensors& t, const T* dout, const AttentionGrads& g,
-                   const AttentionOptions& o, const Dims& d, int64_t bh, T* Pb, T* dS, T* dbias) {
+                   const AttentionOptions& o, const Dims& d, int64_t bh, T* Pb, T* dS, T* dbias,
+                   T* dpair) {
   int64_t sq = t.q.strides()[1], sk = t.k.strides()[1], sv = t.v.strides()[1], so = d.H * d.D;
   // dq, dk, dv rows: strided when they are the three parts of one (B,T,3C) gradient
   int64_t sdq = g.dq.strides()[1], sdk = g.dk.strides()[1], sdv = g.dv.strides()[1];
@@ -430,6 +452,7 @@ void backward_head(const AttentionTensors& t, const T* dout, const AttentionGrad
     const int64_t j0 = keys.lo, J = keys.hi - keys.lo;
     if (J <= 0) {
       for (int64_t i = i0; i < i0 + R; ++i) std::fill(dq + i * sdq, dq + i * sdq + d.D, T(0));
+      if (dpair) std::fill(dpair + i0 * d.Tk, dpair + (i0 + R) * d.Tk, T(0));
       continue;
     }
     if (w1 > w0) zero_keys(j0, w0);
@@ -443,7 +466,7 @@ void backward_head(const AttentionTensors& t, const T* dout, const AttentionGrad
       const T *Kb = K + j0 * sk, *Vb = V + j0 * sv;
       kt.set(Kb, sk, true, d.D, J), vt.set(Vb, sv, true, d.D, J), kb.set(Kb, sk, false, J, d.D);
     }
-    rebuild_probs<T>(Pb, Q, sq, kt, t.lse.data<T>() + bh * d.Tq, i0, R, j0, J, h, d, o);
+    rebuild_probs<T>(Pb, Q, sq, kt, t.lse.data<T>() + bh * d.Tq, i0, R, j0, J, b, h, d, o);
     const T* dOb = dO + i0 * so;
     dob.set(dOb, so, false, R, d.D), qb.set(Q + i0 * sq, sq, false, R, d.D);
     T *dkb = dk + j0 * sdk, *dvb = dv + j0 * sdv;
@@ -451,7 +474,7 @@ void backward_head(const AttentionTensors& t, const T* dout, const AttentionGrad
                    causal_band(o, CausalBand::k_from, row0, j0));
     packed_gemm<T>(false, R, J, d.D, T(1), dOb, so, vt, T(0), dS, J,
                    causal_band(o, CausalBand::cols, row0, j0));
-    softmax_backward_rows<T>(dS, Pb, i0, R, j0, J, d, o, dbias);
+    softmax_backward_rows<T>(dS, Pb, i0, R, j0, J, d, o, dbias, dpair);
     packed_gemm<T>(false, R, d.D, J, static_cast<T>(o.scale), dS, J, kb, T(0), dq + i0 * sdq, sdq,
                    causal_band(o, CausalBand::k_upto, row0, j0));
     packed_gemm<T>(true, J, d.D, R, static_cast<T>(o.scale), dS, J, qb, beta, dkb, sdk,
@@ -464,17 +487,31 @@ template <class T>
 void backward_heads(const AttentionTensors& t, const Tensor& dout, const AttentionOptions& o,
                     const AttentionGrads& g) {
   Dims d = dims_of(t);
-  int64_t W = d.Tq + d.Tk - 1;
+  int64_t W = d.Tq + d.Tk - 1, TT = d.Tq * d.Tk;
   // dbias per (b,h) first, summed over b after: every thread writes its own rows, and the sum
-  // runs in one order (the same bits on every run)
+  // runs in one order (the same bits on every run). The per-pair bias's gradient likewise when
+  // the batch shares it (Bb = 1); with Bb = B each (b,h) writes its own block of dpair.
   std::vector<T> dbias_bh(g.dbias.defined() ? d.B * d.H * W : 0, T(0));
+  const bool pair_shared = g.dpair.defined() && g.dpair.size(0) == 1 && d.B > 1;
+  std::vector<T> dpair_bh(pair_shared ? d.B * d.H * TT : 0);
+  T* dpair = pair_shared ? dpair_bh.data() : g.dpair.defined() ? g.dpair.data<T>() : nullptr;
   struct NoState {};
   // whole heads per thread, in contiguous ranges first, as in forward_heads
   parallel_items<NoState>(d.B * d.H, true, [&](NoState&, int64_t bh) {
     T *Pb = thread_scratch<T>(0, kRowBlock * d.Tk), *dS = thread_scratch<T>(1, kRowBlock * d.Tk);
     backward_head<T>(t, dout.data<T>(), g, o, d, bh, Pb, dS,
-                     dbias_bh.empty() ? nullptr : dbias_bh.data() + bh * W);
+                     dbias_bh.empty() ? nullptr : dbias_bh.data() + bh * W,
+                     dpair ? dpair + bh * TT : nullptr);
   });
+  if (pair_shared) {
+    T* dp = g.dpair.data<T>();
+    for (int64_t h = 0; h < d.H; ++h)
+      for (int64_t c = 0; c < TT; ++c) {
+        T acc = 0;
+        for (int64_t b = 0; b < d.B; ++b) acc += dpair_bh[(b * d.H + h) * TT + c];
+        dp[h * TT + c] = acc;
+      }
+  }
   if (!g.dbias.defined()) return;
   T* db = g.dbias.data<T>();
   for (int64_t h = 0; h < d.H; ++h)

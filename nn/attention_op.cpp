@@ -39,6 +39,18 @@ AttentionOptions checked(const Tensor& q, const Tensor& k, const Tensor& v,
            shape_str(o.rel_bias.shape()));
     o.rel_bias = o.rel_bias.detach().contiguous();
   }
+  if (o.bias.defined()) {
+    check_same("attention: bias", q, o.bias);
+    const int64_t Bb = o.bias.dim() == 4 ? o.bias.size(0) : -1;
+    if ((Bb != 1 && Bb != q.size(0)) || o.bias.shape() != Shape{Bb, H, Tq, Tk})
+      fail("attention: expected a per-pair bias (Bb,H,Tq,Tk) = (1 or ", q.size(0), ",", H, ",", Tq,
+           ",", Tk, ") for q ", shape_str(q.shape()), " and k ", shape_str(k.shape()), ", but got ",
+           shape_str(o.bias.shape()));
+    if (q.device() != Device::cpu)
+      fail("attention: a per-pair bias (FIRE, or a bias scheme under random positions) runs on ",
+           "the CPU only; use --device cpu");
+    o.bias = o.bias.detach().contiguous();
+  }
   if (o.row_freqs.defined()) {
     if (o.row_freqs.shape() != Shape{Tq, D / 2} || o.row_freqs.dtype() != DType::f64 ||
         o.row_freqs.device() != q.device() || D % 2 != 0)
@@ -88,20 +100,25 @@ AttentionTensors forward_of(const Tensor& q, const Tensor& k, const Tensor& v,
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& opt) {
   AttentionOptions o = checked(q, k, v, opt);
-  AttentionTensors t = forward_of(q, k, v, o, any_requires_grad({&q, &k, &v, &opt.rel_bias}));
+  AttentionTensors t =
+      forward_of(q, k, v, o, any_requires_grad({&q, &k, &v, &opt.rel_bias, &opt.bias}));
   Tensor out = t.out;
   t.out = t.out.detach();  // saved without its node: no cycle through the closure
-  bool bias_grad = opt.rel_bias.requires_grad();
-  return record("attention", out, {&q, &k, &v, &opt.rel_bias}, [t, o, bias_grad](const Tensor& dy) {
-    Tensor dout = dy.contiguous();
-    Device dev = t.q.device();
-    AttentionGrads g{Tensor::empty(t.q.shape(), t.q.dtype(), dev),
-                     Tensor::empty(t.k.shape(), t.k.dtype(), dev),
-                     Tensor::empty(t.v.shape(), t.v.dtype(), dev),
-                     bias_grad ? Tensor::empty(o.rel_bias.shape(), t.q.dtype(), dev) : Tensor()};
-    run_backward(t, dout, o, g);
-    return std::vector<Tensor>{g.dq, g.dk, g.dv, g.dbias};
-  });
+  bool bias_grad = opt.rel_bias.requires_grad(), pair_grad = opt.bias.requires_grad();
+  return record("attention", out, {&q, &k, &v, &opt.rel_bias, &opt.bias},
+                [t, o, bias_grad, pair_grad](const Tensor& dy) {
+                  Tensor dout = dy.contiguous();
+                  Device dev = t.q.device();
+                  auto grad_of = [&](bool needed, const Tensor& x) {
+                    return needed ? Tensor::empty(x.shape(), t.q.dtype(), dev) : Tensor();
+                  };
+                  AttentionGrads g{Tensor::empty(t.q.shape(), t.q.dtype(), dev),
+                                   Tensor::empty(t.k.shape(), t.k.dtype(), dev),
+                                   Tensor::empty(t.v.shape(), t.v.dtype(), dev),
+                                   grad_of(bias_grad, o.rel_bias), grad_of(pair_grad, o.bias)};
+                  run_backward(t, dout, o, g);
+                  return std::vector<Tensor>{g.dq, g.dk, g.dv, g.dbias, g.dpair};
+                });
 }
 
 }  // namespace poslab

@@ -2,6 +2,8 @@
 //
 //   q: (B,Tq,H,D)  k, v: (B,Tk,H,D)  ->  out: (B,Tq,H,D)
 //   S[b,h,i,j] = scale * q[b,i,h] . k[b,j,h] + rel_bias[h, j - i + Tq - 1]    scale = 1/sqrt(D)
+//                                             + bias[b,h,i,j]   (a per-pair bias: FIRE, or
+//                                               a relative bias under random positions)
 //   S[b,h,i,j] = -inf where j > P_i (causal)                                  P_i = q_pos0 + i
 //     (and where |P_i - j| >= window; each row first scaled by lambda_i: options below)
 //   P = softmax_j(S);   out[b,i,h] = sum_j P[b,h,i,j] v[b,j,h]
@@ -32,6 +34,13 @@ struct AttentionOptions {
   // the relative position j - P_i only (ALiBi, T5). May require grad: the backward then gives
   // dbias[h, c] = sum over b and over the (i, j) with j - i + Tq - 1 = c of dL/dS[b,h,i,j].
   Tensor rel_bias;
+  // (Bb, H, Tq, Tk) or undefined, Bb = 1 (shared by the batch) or B: S[b,h,i,j] += bias[b or 0,
+  // h, i, j], a bias of each (query, key) pair, for what no relative table can hold: FIRE's bias
+  // reads the query's own position; under random positions (--random-positions) each sequence
+  // has its own distances. Tq x Tk per head, so only where it must be: a relative bias uses
+  // rel_bias. May require grad: the backward gives dbias (Bb,H,Tq,Tk) = dL/dS, summed over b
+  // when Bb = 1. The CPU only (the GPU kernels refuse it).
+  Tensor bias;
   // (Tq, D/2) f64 or undefined: scores made with each key rotated relative to its query by
   // row i's own frequencies (RoPE with per-row frequencies, dynamic scaling), pairs (2p, 2p+1):
   //   S[b,h,i,j] = scale * sum_p (q_2p, q_2p+1) . R((j - P_i) w[i,p]) (k_2p, k_2p+1)

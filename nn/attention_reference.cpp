@@ -5,6 +5,7 @@
 //
 // For batch b, head h (dropped below), query row i at position P_i = q_pos0 + i, and key j:
 //   s_ij = scale q_i . k_j + rel_bias[h, j - i + Tq - 1]      (bias: 0 without a table)
+//          + bias[b, h, i, j]                                  (the per-pair bias, if any)
 //          (row_freqs w: q_i . k_j with each pair p of k_j turned by (j - P_i) w_ip)
 //   row i sees key j iff j <= P_i (causal) and |P_i - j| < W (window W > 0): n_i keys
 //   z_ij = lambda_i s_ij,  lambda_i = max(1, ln n_i / ln T0)   (log scale T0 > 0; else 1)
@@ -17,6 +18,7 @@
 //   z_ij = lambda_i s_ij     ->  ds_ij = lambda_i dz_ij  (lambda_i: a constant of the row)
 //   s_ij = scale q_i . k_j   ->  dq_i += scale ds_ij k_j,  dk_j += scale ds_ij q_i
 //          + bias[h, c]      ->  dbias[h, c] += ds_ij  (c = j - i + Tq - 1, over b too)
+//          + bias[b,h,i,j]   ->  dbias[b,h,i,j] += ds_ij  (over b too when the batch shares it)
 // Masked keys have p = 0, hence no gradient. With row_freqs: forward only.
 #include <algorithm>
 #include <cmath>
@@ -37,7 +39,8 @@ Problem problem_of(const Tensor& q, const Tensor& k, const Tensor& v, const Atte
   if (p.o.scale <= 0) p.o.scale = 1 / std::sqrt(static_cast<double>(p.D));
   if (o.rel_bias.defined()) p.bias = o.rel_bias.to_vector();
   if (o.row_freqs.defined()) p.freqs = o.row_freqs.to_vector();
-  p.o.rel_bias = p.o.row_freqs = Tensor();
+  if (o.bias.defined()) p.pair = o.bias.to_vector(), p.Bp = o.bias.size(0);
+  p.o.rel_bias = p.o.row_freqs = p.o.bias = Tensor();
   return p;
 }
 
@@ -63,6 +66,7 @@ double score(const Problem& p, int64_t b, int64_t h, int64_t i, int64_t j) {
   }
   s *= p.o.scale;
   if (!p.bias.empty()) s += p.bias[h * (p.Tq + p.Tk - 1) + (j - i + p.Tq - 1)];
+  if (!p.pair.empty()) s += p.pair[p.pair_at(b, h, i, j)];
   return s;
 }
 
@@ -116,7 +120,8 @@ std::vector<double> attention_reference_probs(const Problem& p) {
 AttentionProblemGrads attention_reference_backward(const Problem& p,
                                                    const std::vector<double>& dout) {
   AttentionProblemGrads g{std::vector<double>(p.q.size()), std::vector<double>(p.k.size()),
-                          std::vector<double>(p.v.size()), std::vector<double>(p.bias.size())};
+                          std::vector<double>(p.v.size()), std::vector<double>(p.bias.size()),
+                          std::vector<double>(p.pair.size())};
   std::vector<double> prob(p.Tk), dp(p.Tk);
   for (int64_t b = 0; b < p.B; ++b)
     for (int64_t h = 0; h < p.H; ++h)
@@ -138,6 +143,7 @@ AttentionProblemGrads attention_reference_backward(const Problem& p,
             g.dk[kj + d] += p.o.scale * ds * p.q[qi + d];
           }
           if (!g.dbias.empty()) g.dbias[h * (p.Tq + p.Tk - 1) + (j - i + p.Tq - 1)] += ds;
+          if (!g.dpair.empty()) g.dpair[p.pair_at(b, h, i, j)] += ds;
         }
       }
   return g;
@@ -151,20 +157,22 @@ Tensor attention_probs_reference(const Tensor& q, const Tensor& k, const Attenti
 
 Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,
                            const AttentionOptions& opt) {
-  if (opt.row_freqs.defined() && any_requires_grad({&q, &k, &v, &opt.rel_bias}))
+  if (opt.row_freqs.defined() && any_requires_grad({&q, &k, &v, &opt.rel_bias, &opt.bias}))
     fail("attention_reference: with row_freqs (evaluation only), run it under NoGrad");
   Problem p = problem_of(q, k, v, opt);
   Tensor y = tensor_like(attention_reference_forward(p), q);
   // shapes, dtypes and devices of the gradients (empty tensors: the closure holds no node)
   auto like = [](const Tensor& x) { return Tensor::empty(x.shape(), x.dtype(), x.device()); };
   Tensor lq = like(q), lk = like(k), lv = like(v),
-         lb = opt.rel_bias.defined() ? like(opt.rel_bias) : Tensor();
-  return record("attention_reference", y, {&q, &k, &v, &opt.rel_bias},
-                [p, lq, lk, lv, lb](const Tensor& dy) {
+         lb = opt.rel_bias.defined() ? like(opt.rel_bias) : Tensor(),
+         lp = opt.bias.defined() ? like(opt.bias) : Tensor();
+  return record("attention_reference", y, {&q, &k, &v, &opt.rel_bias, &opt.bias},
+                [p, lq, lk, lv, lb, lp](const Tensor& dy) {
                   AttentionProblemGrads g = attention_reference_backward(p, dy.to_vector());
                   return std::vector<Tensor>{tensor_like(g.dq, lq), tensor_like(g.dk, lk),
                                              tensor_like(g.dv, lv),
-                                             lb.defined() ? tensor_like(g.dbias, lb) : Tensor()};
+                                             lb.defined() ? tensor_like(g.dbias, lb) : Tensor(),
+                                             lp.defined() ? tensor_like(g.dpair, lp) : Tensor()};
                 });
 }
 

@@ -2,7 +2,8 @@
 //
 //   x      = e * wte[ids]                       (B,T,C); e = 1 (gpt2) or sqrt(C) (scaled)
 //   x     += PE[0:T]                            learned | sinusoidal only
-//   x      = block_i(x)  for i < n_layer        pre-LN, no dropout
+//   x      = block_i(x)  for i < n_layer        pre-LN, no dropout (--nope-every k: block i
+//                                               without position when (i+1) mod k = 0)
 //   logits = ln_f(x) @ wte^T                    tied head (B,T,V)
 //   loss   = mean over B*T of cross-entropy (nats)
 //
@@ -71,6 +72,10 @@ class GPT {
   std::vector<NamedParam> parameters() const;  // nanoGPT names, checkpoint order
   int64_t num_parameters() const;
   const PositionalEncoding& posenc() const { return *pe_; }
+  // The scheme layer l uses: the model's, or none in the layers --nope-every leaves without.
+  const PositionalEncoding& layer_posenc(int64_t l) const;
+  // After every optimizer step: the scheme's projection (KERPLE's clamp; posenc.h).
+  void project() { pe_->project(); }
 
  private:
   Tensor head(const Tensor& x) const;  // ln_f then the tied projection -> (B,T,V)
@@ -81,6 +86,7 @@ class GPT {
   GPTConfig cfg_;
   Embedding wte_;
   std::unique_ptr<PositionalEncoding> pe_;
+  std::unique_ptr<PositionalEncoding> nope_;  // the layers without position (--nope-every)
   std::vector<Block> blocks_;
   LayerNorm ln_f_;
 };

@@ -49,13 +49,25 @@ Tensor alibi_bias(const std::vector<double>& slopes, int64_t q_pos0, int64_t Tq,
   return Tensor::from_vector(b, {H, W}, dtype);
 }
 
-// ctx.offset: ignored, the bias depends on i - j alone (a test says so).
+// ctx.offset: ignored, the bias depends on i - j alone (a test says so). Under random
+// positions each sequence has its own distances: a per-pair bias -m_h n, (Bp, H, Tq, Tk).
 void ALiBi::build(PositionContext& ctx, DType dtype, Device device) const {
-  ctx.rel_bias = alibi_bias(slopes_, ctx.q_pos0, ctx.Tq, ctx.Tk, dtype).to(device);
+  if (!ctx.random()) {
+    ctx.rel_bias = alibi_bias(slopes_, ctx.q_pos0, ctx.Tq, ctx.Tk, dtype).to(device);
+    return;
+  }
+  const std::vector<double> n = ctx.distances(true);  // masked pairs: 0
+  const int64_t H = static_cast<int64_t>(slopes_.size()), R = ctx.rows(), TT = ctx.Tq * ctx.Tk;
+  std::vector<double> b(R * H * TT);
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t c = 0; c < TT; ++c) b[(r * H + h) * TT + c] = -slopes_[h] * n[r * TT + c];
+  ctx.pair_bias = Tensor::from_vector(b, {R, H, ctx.Tq, ctx.Tk}, dtype).to(device);
 }
 
 AttentionTerms ALiBi::attention_terms(const Tensor& q, const Tensor& k, bool /*causal*/,
                                       const PositionContext& ctx) const {
+  if (ctx.pair_bias.defined()) return {.q = q, .k = k, .bias = ctx.pair_bias};
   if (q.size(1) != ctx.Tq || k.size(1) != ctx.Tk || !ctx.rel_bias.defined())
     fail("alibi: expected q and k of the context's Tq = ", ctx.Tq, " and Tk = ", ctx.Tk,
          " positions, built by this scheme, but got q ", shape_str(q.shape()), " and k ",

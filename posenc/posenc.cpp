@@ -2,6 +2,9 @@
 // names and the factory are in factory.cpp.
 #include "posenc/posenc.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 namespace poslab {
 
 PositionContext PositionalEncoding::context(const PositionContext& at, DType dtype,
@@ -12,8 +15,33 @@ PositionContext PositionalEncoding::context(const PositionContext& at, DType dty
   PositionContext ctx;  // the positions of `at`, none of its tables
   ctx.q_pos0 = at.q_pos0, ctx.Tq = at.Tq, ctx.Tk = at.Tk;
   ctx.offset = at.offset, ctx.scaling = at.scaling;
+  ctx.positions = at.positions, ctx.layer = at.layer;
+  if (ctx.random()) {
+    if (ctx.positions.shape.size() != 2 || ctx.positions.shape[1] != at.Tk || at.q_pos0 != 0 ||
+        at.Tq != at.Tk)
+      fail("positions: expected (B, T) = (B, ", at.Tk, ") drawn positions for a whole window, ",
+           "but got ", shape_str(ctx.positions.shape), " with q_pos0 = ", at.q_pos0);
+    if (at.offset != 0 || at.scaling.kind != ScalingKind::none)
+      fail("--positions random: --position-offset and --rope-scaling need contiguous positions ",
+           "(--positions contiguous)");
+  }
   build(ctx, dtype, device);
   return ctx;
+}
+
+std::vector<double> PositionContext::distances(bool causal) const {
+  const int64_t R = rows();
+  std::vector<double> n(R * Tq * Tk);
+  for (int64_t b = 0; b < R; ++b)
+    for (int64_t i = 0; i < Tq; ++i) {
+      const int64_t Pi = position(b, q_pos0 + i);
+      double* row = n.data() + (b * Tq + i) * Tk;
+      for (int64_t j = 0; j < Tk; ++j) {
+        const int64_t d = Pi - position(b, j);
+        row[j] = static_cast<double>(causal ? std::max<int64_t>(d, 0) : std::abs(d));
+      }
+    }
+  return n;
 }
 
 AttentionTerms attention_terms_at(const PositionalEncoding& pe, const Tensor& q, const Tensor& k,

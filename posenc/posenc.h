@@ -5,7 +5,10 @@
 //   2. inside attention:      attention_terms(q, k, ...) hands the fused attention op
 //                             (nn/attention_op.h) what the scores are made of, as data:
 //                               q, k rotated by position              rope
-//                               a relative-bias table bias[h, j - i]  alibi, t5
+//                               q, k rotated and scaled by position   xpos
+//                               a relative-bias table bias[h, j - i]  alibi, t5, kerple
+//                               a per-pair bias bias[b, h, i, j]      fire; a relative bias
+//                                                                     under random positions
 //                               per-query-row rotation frequencies    rope, dynamic scaling
 // The attention op reads that data and never asks which scheme made it. `none` acts nowhere.
 // Each scheme, with all of its math, lives in its own file under posenc/; factory.h builds
@@ -20,7 +23,7 @@
 
 namespace poslab {
 
-enum class PeKind { none, learned, sinusoidal, rope, alibi, t5 };  // names: factory.h
+enum class PeKind { none, learned, sinusoidal, rope, alibi, t5, kerple, fire, xpos };  // factory.h
 
 // What a scheme takes from the model it sits in. n_head divides d_model (the model checks
 // it: GPTConfig::validate).
@@ -31,6 +34,11 @@ struct PosencDims {
   DType dtype = DType::f32;
   // learned: std of wpe's initial values, that of wte (0.02 or C^-0.5, nn/embedding.h)
   double init_std = 0.02;
+  int64_t block_size = 0;  // T0, the training length: FIRE's threshold starts there
+  int64_t n_layer = 0;     // FIRE: one MLP per layer
+  int64_t nope_every = 0;  // layers l with (l + 1) % k == 0 carry no position (0: none)
+  // Whether layer l carries position (--nope-every k: not when (l + 1) mod k = 0).
+  bool positional_layer(int64_t l) const { return nope_every <= 0 || (l + 1) % nope_every != 0; }
 };
 
 // The positions of one forward, and what the scheme builds from them once for that forward:
@@ -46,14 +54,34 @@ struct PositionContext {
   // Only absolute schemes see it (RoPE's angles, learned and sinusoidal rows); relative biases
   // depend on i - j alone.
   int64_t offset = 0;
+  // Random positions (--random-positions, Ruoss et al. 2023; posenc/random_positions.h):
+  // (Bp, Tk) sorted positions, one row per sequence of the batch, in place of 0..Tk-1; empty:
+  // contiguous. Only whole windows (q_pos0 = 0, Tq = Tk) take them.
+  Ids positions;
+  // The block this context is handed to (GPT sets it per layer): FIRE has one MLP per layer.
+  int64_t layer = 0;
   // The call's RoPE scaling (rope_scaling.h; kind none in training), which only RoPE reads:
   // the model refuses one for another scheme.
   RopeScaling scaling;
   // Built by the scheme (PositionalEncoding::context), in the model's dtype and on its device:
-  Tensor pe;         // sinusoidal: (Tq, C), the table rows of the query positions
-  Tensor cos, sin;   // rope (not dynamic): (Tk, r/2), the angles of key positions offset + [0, Tk)
-  Tensor rel_bias;   // alibi: (H, Tq+Tk-1), AttentionTerms::rel_bias
-  Tensor row_freqs;  // rope, dynamic scaling: (Tq, r/2) f64, AttentionTerms::row_freqs
+  Tensor pe;        // sinusoidal: (Tq, C), the table rows of the query positions
+  Tensor cos, sin;  // rope (not dynamic): (Tk, r/2), the angles of key positions offset + [0, Tk)
+                    // ((Bp, Tk, r/2) under random positions); xpos: the keys' tables
+  Tensor cos_q, sin_q;  // xpos: the queries' tables, shaped like cos (posenc/xpos.h)
+  Tensor pair_bias;     // alibi under random positions: (Bp, H, Tq, Tk), AttentionTerms::bias
+  Tensor rel_bias;      // alibi: (H, Tq+Tk-1), AttentionTerms::rel_bias
+  Tensor row_freqs;     // rope, dynamic scaling: (Tq, r/2) f64, AttentionTerms::row_freqs
+
+  bool random() const { return !positions.data.empty(); }
+  int64_t rows() const { return random() ? positions.shape[0] : 1; }  // Bp
+  // The position of key j of sequence b (query row i: j = q_pos0 + i), the offset included.
+  int64_t position(int64_t b, int64_t j) const {
+    return offset + (random() ? positions.data[b * Tk + j] : j);
+  }
+  // The distance n = P_i - P_j of every (query, key) pair, (Bp, Tq, Tk) row-major: with
+  // `causal`, pairs the mask removes (j after i) take n = 0 (no log of a negative number in
+  // a bias formula); otherwise n = |P_i - P_j|.
+  std::vector<double> distances(bool causal) const;
 };
 
 // What a scheme hands the attention op for queries at positions q_pos0 .. q_pos0+Tq-1 and keys
@@ -69,6 +97,9 @@ struct AttentionTerms {
   // (Tq, D/2) f64 or undefined: row i's keys are rotated relative to its query with row i's
   // own frequencies w[i, p] (RoPE with per-row frequencies: dynamic scaling). No gradient.
   Tensor row_freqs{};
+  // (Bp, H, Tq, Tk) or undefined: scores[b,h,i,j] += bias[b or 0, h, i, j], a bias of each pair
+  // (FIRE; relative biases under random positions). See nn/attention_op.h. May require grad.
+  Tensor bias{};
 };
 
 class PositionalEncoding {
@@ -92,6 +123,9 @@ class PositionalEncoding {
   virtual std::vector<std::pair<std::string, Tensor>> parameters() const { return {}; }
   // Moves the learned parameters to `device` (GPT::to). Default: nothing to move.
   virtual void to(Device /*device*/) {}
+  // After every optimizer step (and once after initialisation): a projection that keeps the
+  // learned parameters where the scheme needs them (KERPLE: p, a >= 0.01). Default: nothing.
+  virtual void project() {}
 
  protected:
   // Fills the scheme's fields of ctx (its positions are set and checked). Default: none.

@@ -36,34 +36,70 @@ void validate_rope(int64_t head_dim, double theta, double fraction) {
          " of D = ", head_dim, " dims of a head; expected at least one pair (r >= 2)");
 }
 
-RoPE::RoPE(int64_t head_dim, double theta, RopeLayout layout, double fraction)
-    : d_(head_dim), r_(rope_rotated_dims(head_dim, fraction)), theta_(theta), layout_(layout) {
+int64_t rope_kept_pairs(int64_t D, double proportion) {
+  return static_cast<int64_t>(std::floor(proportion * static_cast<double>(D) / 2));
+}
+
+void validate_rope_proportion(double proportion, double fraction) {
+  if (!(proportion >= 0 && proportion <= 1))
+    fail("--rope-proportion: expected p in [0, 1], but got ", proportion);
+  if (proportion < 1 && fraction < 1)
+    fail("--rope-proportion p < 1 with --rope-fraction f < 1: choose one (p keeps the fastest ",
+         "pairs' frequencies, f spreads all of them over fewer dims), but got p = ", proportion,
+         " and f = ", fraction);
+}
+
+RoPE::RoPE(int64_t head_dim, double theta, RopeLayout layout, double fraction, double proportion)
+    : d_(head_dim),
+      r_(rope_rotated_dims(head_dim, fraction)),
+      kept_(proportion < 1 ? rope_kept_pairs(head_dim, proportion) : r_ / 2),
+      theta_(theta),
+      layout_(layout) {
   validate_rope(head_dim, theta, fraction);
+  validate_rope_proportion(proportion, fraction);
+}
+
+// p-RoPE: pairs i >= kept turn at frequency 0 (rope.h).
+static void drop_pairs(std::vector<double>& freq, int64_t kept) {
+  for (size_t i = static_cast<size_t>(kept); i < freq.size(); ++i) freq[i] = 0;
 }
 
 void rope_tables(const RopeFrequencies& f, int64_t pos0, int64_t T, DType dtype, Tensor* cos,
                  Tensor* sin) {
-  int64_t half = static_cast<int64_t>(f.freq.size());
-  std::vector<double> c(T * half), s(T * half);
-  for (int64_t t = 0; t < T; ++t)
+  std::vector<int64_t> pos(T);
+  for (int64_t t = 0; t < T; ++t) pos[t] = pos0 + t;
+  rope_tables_at(f, pos, {T}, dtype, cos, sin);
+}
+
+void rope_tables_at(const RopeFrequencies& f, const std::vector<int64_t>& positions,
+                    const Shape& shape, DType dtype, Tensor* cos, Tensor* sin) {
+  const int64_t half = static_cast<int64_t>(f.freq.size()),
+                N = static_cast<int64_t>(positions.size());
+  std::vector<double> c(N * half), s(N * half);
+  for (int64_t t = 0; t < N; ++t)
     for (int64_t i = 0; i < half; ++i) {
-      double a = static_cast<double>(pos0 + t) * f.pos_scale * f.freq[i];
+      double a = static_cast<double>(positions[t]) * f.pos_scale * f.freq[i];
       c[t * half + i] = f.mscale * std::cos(a);
       s[t * half + i] = f.mscale * std::sin(a);
     }
-  *cos = Tensor::from_vector(c, {T, half}, dtype);
-  *sin = Tensor::from_vector(s, {T, half}, dtype);
+  Shape table = shape;
+  table.push_back(half);
+  *cos = Tensor::from_vector(c, table, dtype);
+  *sin = Tensor::from_vector(s, table, dtype);
 }
 
 // One kernel for both directions: sign = +1 rotates by +a (forward), -1 by -a (backward).
 // Pair i < r/2 of each head is (lo, hi) = (2i, 2i+1) interleaved, (i, i + r/2) half:
 //   y[lo] = x[lo] c - sign x[hi] s
 //   y[hi] = sign x[lo] s + x[hi] c
-// and dims r..D-1 are copied (the identity, in both directions). The layout is a template
+// and dims r..D-1 are copied (the identity, in both directions). Tables of (B, T, r/2) (random
+// positions: each sequence its own) are read at b T r/2 + t r/2 (tb = T r/2), shared (T, r/2)
+// ones at t r/2 (tb = 0). The layout is a template
 // argument so that the pair offsets are constants: the loop over pairs then vectorises (the
 // interleaved pairs by even/odd shuffles); with the layout a run-time value it stayed scalar.
 template <class T, bool Half>
-static void rope_kernel(const Tensor& x, const T* cos, const T* sin, int64_t r, T* y, T sign) {
+static void rope_kernel(const Tensor& x, const T* cos, const T* sin, int64_t tb, int64_t r, T* y,
+                        T sign) {
   int64_t B = x.size(0), Tn = x.size(1), H = x.size(2), D = x.size(3), half = r / 2;
   const T* px = x.data<T>();
   int64_t sb = x.strides()[0], st = x.strides()[1], sh = x.strides()[2];
@@ -73,7 +109,7 @@ static void rope_kernel(const Tensor& x, const T* cos, const T* sin, int64_t r, 
       for (int64_t h = 0; h < H; ++h) {
         const T* xr = px + b * sb + t * st + h * sh;
         T* yr = y + ((b * Tn + t) * H + h) * D;
-        const T *c = cos + t * half, *s = sin + t * half;
+        const T *c = cos + b * tb + t * half, *s = sin + b * tb + t * half;
 #pragma omp simd
         for (int64_t i = 0; i < half; ++i) {
           const int64_t lo = Half ? i : 2 * i, hi = Half ? i + half : 2 * i + 1;
@@ -88,17 +124,20 @@ static void rope_kernel(const Tensor& x, const T* cos, const T* sin, int64_t r, 
 static Tensor rope_apply(const Tensor& x_in, const Tensor& cos, const Tensor& sin,
                          RopeLayout layout, double sign) {
   bool half_layout = layout == RopeLayout::half;
-  if (x_in.device() == Device::cuda)
+  if (x_in.device() == Device::cuda) {
+    if (cos.dim() != 2) fail("rope: per-sequence tables (random positions) run on the CPU only");
     return kernel::cuda::rope_apply(x_in, cos, sin, half_layout, sign);
+  }
   Tensor x = x_in.strides().back() == 1 ? x_in : x_in.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());
+  const int64_t half = cos.size(cos.dim() - 1), tb = cos.dim() == 3 ? x.size(1) * half : 0;
   dispatch(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
     if (half_layout)
-      rope_kernel<T, true>(x, cos.data<T>(), sin.data<T>(), 2 * cos.size(1), y.data<T>(),
+      rope_kernel<T, true>(x, cos.data<T>(), sin.data<T>(), tb, 2 * half, y.data<T>(),
                            static_cast<T>(sign));
     else
-      rope_kernel<T, false>(x, cos.data<T>(), sin.data<T>(), 2 * cos.size(1), y.data<T>(),
+      rope_kernel<T, false>(x, cos.data<T>(), sin.data<T>(), tb, 2 * half, y.data<T>(),
                             static_cast<T>(sign));
   });
   return y;
@@ -109,13 +148,15 @@ Tensor rope_rotate(const Tensor& x, const Tensor& cos, const Tensor& sin, RopeLa
   if (x.dim() != 4 || x.size(3) % 2 != 0)
     fail("rope: expected x (B,T,H,D) with an even head dim D, but got x of shape ",
          shape_str(x.shape()));
-  bool tables_ok = cos.dim() == 2 && cos.size(0) == x.size(1) && cos.size(1) >= 1 &&
-                   2 * cos.size(1) <= x.size(3) && sin.shape() == cos.shape() &&
-                   cos.is_contiguous() && sin.is_contiguous();
+  const bool batched = cos.dim() == 3;
+  const int64_t half = cos.dim() >= 2 ? cos.size(cos.dim() - 1) : 0;
+  bool tables_ok = (cos.dim() == 2 || (batched && cos.size(0) == x.size(0))) &&
+                   cos.size(cos.dim() - 2) == x.size(1) && half >= 1 && 2 * half <= x.size(3) &&
+                   sin.shape() == cos.shape() && cos.is_contiguous() && sin.is_contiguous();
   if (!tables_ok)
-    fail("rope: expected contiguous cos/sin tables (T, r/2) with T = ", x.size(1),
-         " and 2 <= r <= D = ", x.size(3), " for x ", shape_str(x.shape()), ", but got ",
-         shape_str(cos.shape()), " and ", shape_str(sin.shape()));
+    fail("rope: expected contiguous cos/sin tables (T, r/2) or (B, T, r/2) with B = ", x.size(0),
+         ", T = ", x.size(1), " and 2 <= r <= D = ", x.size(3), " for x ", shape_str(x.shape()),
+         ", but got ", shape_str(cos.shape()), " and ", shape_str(sin.shape()));
   // backward: dx = R^T dy, the same kernel with the sine negated (derivation in rope.h)
   return record("rope", rope_apply(x, cos, sin, layout, +1), {&x},
                 [cos, sin, layout](const Tensor& dy) {
@@ -143,13 +184,25 @@ void RoPE::build(PositionContext& ctx, DType dtype, Device device) const {
          "from the window's length, not its positions), but got --rope-scaling ",
          scaling_name(sc.kind));
   if (sc.kind == ScalingKind::dynamic) {
-    Tensor w = dynamic_row_frequencies(d_, r_, theta_, sc.train_len, ctx.q_pos0, ctx.Tq);
+    Tensor w = dynamic_row_frequencies(d_, r_, theta_, sc.train_len, ctx.q_pos0, ctx.Tq, sc.factor);
+    if (kept_ < r_ / 2) {  // p-RoPE: the removed pairs' columns turn at 0
+      std::vector<double> v = w.to_vector();
+      for (int64_t i = 0; i < ctx.Tq; ++i)
+        for (int64_t p = kept_; p < d_ / 2; ++p) v[i * (d_ / 2) + p] = 0;
+      w = Tensor::from_vector(v, w.shape(), DType::f64);
+    }
     ctx.row_freqs = w.to(device);
     return;
   }
   // the scaling picks s from the context's length L = Tk (rope_scaling.h)
   RopeFrequencies f = rope_frequencies(r_, theta_, sc, ctx.Tk);
-  rope_tables(f, ctx.offset, ctx.Tk, dtype, &ctx.cos, &ctx.sin);
+  drop_pairs(f.freq, kept_);
+  if (ctx.random()) {  // each sequence its own positions: (Bp, Tk, r/2)
+    std::vector<int64_t> pos(ctx.positions.data.begin(), ctx.positions.data.end());
+    rope_tables_at(f, pos, {ctx.rows(), ctx.Tk}, dtype, &ctx.cos, &ctx.sin);
+  } else {
+    rope_tables(f, ctx.offset, ctx.Tk, dtype, &ctx.cos, &ctx.sin);
+  }
   ctx.cos = ctx.cos.to(device), ctx.sin = ctx.sin.to(device);
 }
 
@@ -174,11 +227,17 @@ Tensor RoPE::rotate(const Tensor& x, const PositionContext& ctx, int64_t row0) c
     fail(
         "rope: dynamic scaling rotates each query row with its own theta, inside attention "
         "(attention_terms), not as a separate rotation");
+  return rope_rotate_rows(x, ctx.cos, ctx.sin, row0, layout_);
+}
+
+Tensor rope_rotate_rows(const Tensor& x, const Tensor& cos, const Tensor& sin, int64_t row0,
+                        RopeLayout layout) {
+  if (cos.defined() && cos.dim() == 3) return rope_rotate(x, cos, sin, layout);  // whole window
   int64_t end = row0 + x.size(1);
-  if (!ctx.cos.defined() || row0 < 0 || end > ctx.cos.size(0))
+  if (!cos.defined() || row0 < 0 || end > cos.size(0))
     fail("rope: expected a context built by RoPE with rows [", row0, ", ", end,
-         ") of its tables, but they hold ", ctx.cos.defined() ? ctx.cos.size(0) : 0, " rows");
-  return rope_rotate(x, ctx.cos.slice(0, row0, end), ctx.sin.slice(0, row0, end), layout_);
+         ") of its tables, but they hold ", cos.defined() ? cos.size(0) : 0, " rows");
+  return rope_rotate(x, cos.slice(0, row0, end), sin.slice(0, row0, end), layout);
 }
 
 Tensor rope_rotate_at(const RoPE& rope, const Tensor& x, int64_t pos0, int64_t L,

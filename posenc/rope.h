@@ -28,6 +28,17 @@
 // frequencies are spread over the r rotated dims (theta^(-2i/r)), and every scaling
 // (rope_scaling.h) uses r in place of D. f = 1 (r = D) is the full RoPE above.
 //
+// p-RoPE (--rope-proportion p in [0, 1]; Barbero et al., "Round and Round We Go! What makes
+// Rotary Positional Encodings useful?", 2024; Gemma's rope_proportion): the K = floor(p D / 2)
+// fastest pairs keep their frequencies theta^(-2i/D), the other D/2 - K pairs get frequency 0:
+// never rotated, they carry no position, only content. Not --rope-fraction: at D = 32, theta
+// 1e4, f = 7/16 rotates 14 dims with frequencies spread over them, theta^(-2i/14), so its
+// slowest pair turns at 1e4^(-12/14) = 3.7e-4 rad per position (a wavelength of 17,000
+// positions), while p = 7/16 keeps pairs 0..6 at theta^(-2i/32): the slowest 1e4^(-12/32) =
+// 0.032 rad (a wavelength of 199 < T0 = 256). f keeps slow pairs; p removes them. Scalings
+// act on the kept pairs (with r = D); removed pairs stay unrotated, though a scaling's
+// amplitude (YaRN's) multiplies their cos like every pair's.
+//
 // Backward (hand-derived). Per pair, y = R x with R = [[c, -s], [s, c]] constant, so
 //   dL/dx = R^T dL/dy = [[c, s], [-s, c]] dy:
 //   dx[lo] =  dy[lo] cos a + dy[hi] sin a
@@ -56,7 +67,8 @@ const char* rope_layout_name(RopeLayout layout);
 int64_t rope_rotated_dims(int64_t D, double fraction);
 
 // The differentiable RoPE op. x: (B,T,H,D) with any strides; cos, sin: (T, r/2) tables for
-// the T positions of x, r <= D the rotated dims. Returns a contiguous (B,T,H,D).
+// the T positions of x, or (B, T, r/2) (each sequence its own positions), r <= D the rotated
+// dims. Returns a contiguous (B,T,H,D).
 Tensor rope_rotate(const Tensor& x, const Tensor& cos, const Tensor& sin,
                    RopeLayout layout = RopeLayout::interleaved);
 
@@ -64,6 +76,20 @@ Tensor rope_rotate(const Tensor& x, const Tensor& cos, const Tensor& sin,
 // scale and amplitude), built in double and returned in dtype.
 void rope_tables(const RopeFrequencies& f, int64_t pos0, int64_t T, DType dtype, Tensor* cos,
                  Tensor* sin);
+// The same for any list of positions, the tables shaped `shape` + (r/2) (shape's product: the
+// number of positions; (B, T) for random positions).
+void rope_tables_at(const RopeFrequencies& f, const std::vector<int64_t>& positions,
+                    const Shape& shape, DType dtype, Tensor* cos, Tensor* sin);
+
+// x: (B,T,H,D) rotated with rows [row0, row0 + T) of (Tk, r/2) tables, or with (B, T, r/2)
+// tables as they are (random positions: whole windows only).
+Tensor rope_rotate_rows(const Tensor& x, const Tensor& cos, const Tensor& sin, int64_t row0,
+                        RopeLayout layout);
+
+// p-RoPE (--rope-proportion p): K = floor(p D / 2) pairs keep their frequency.
+int64_t rope_kept_pairs(int64_t D, double proportion);
+// p in [0, 1], and not together with --rope-fraction f < 1. Errors name the flags.
+void validate_rope_proportion(double proportion, double fraction);
 
 // RoPE's options, checked here once (by the scheme, and by PosencConfig::validate before a
 // model is built): D even, theta > 1, f in (0, 1] rotating at least one pair. Errors name the flag.
@@ -72,7 +98,7 @@ void validate_rope(int64_t head_dim, double theta, double fraction);
 class RoPE final : public PositionalEncoding {
  public:
   RoPE(int64_t head_dim, double theta, RopeLayout layout = RopeLayout::interleaved,
-       double fraction = 1);
+       double fraction = 1, double proportion = 1);
   PeKind kind() const override { return PeKind::rope; }
   // q and k rotated at their positions (the context's tables); with dynamic scaling, q and k
   // as given and each query row's own frequencies (row_freqs), since no single rotation of
@@ -85,6 +111,7 @@ class RoPE final : public PositionalEncoding {
   Tensor rotate(const Tensor& x, const PositionContext& ctx, int64_t row0) const;
   int64_t head_dim() const { return d_; }
   int64_t rotated_dims() const { return r_; }
+  int64_t kept_pairs() const { return kept_; }  // pairs that turn (p-RoPE: fewer than r/2)
   RopeLayout layout() const { return layout_; }
   double theta() const { return theta_; }
 
@@ -96,6 +123,7 @@ class RoPE final : public PositionalEncoding {
 
  private:
   int64_t d_, r_;  // D, and r <= D the rotated dims
+  int64_t kept_;   // pairs 0..kept-1 turn; the others (p-RoPE) keep frequency 0
   double theta_;
   RopeLayout layout_;
 };

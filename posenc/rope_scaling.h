@@ -36,8 +36,32 @@
 //            (yarn_keep_paper below). The two agree at both ends and differ between: at head
 //            dims 32, T0 256, theta 1e4 the deployed ramp keeps 1 - i/7 of pairs 0..7, the
 //            paper's [1, .71, .38, .20, .10, .04, .01, 0]. The code computes the deployed one.
-// At s = 1 every method is plain RoPE (tests: "every scaling at s = 1 equals plain RoPE").
+//
+// The scalings as deployed today (HF transformers' `modeling_rope_utils.py`, whose formulas
+// Meta's, Microsoft's and the YaRN authors' code share; T0 plays
+// `original_max_position_embeddings`, s the `factor`). Each is a function below:
+//   llama3   Llama 3.1 (Meta's `apply_scaling` in llama/model.py; HF's
+//            `_compute_llama3_parameters`): with the wavelength w_i = 2 pi / freq_i and
+//            lff = 1, hff = 4 (Llama 3.1's low_freq_factor, high_freq_factor),
+//              w_i < T0 / hff: freq_i (fast pairs kept),  w_i > T0 / lff: freq_i / s,
+//              else, g = (T0 / w_i - lff) / (hff - lff): freq_i' = (1 - g) freq_i / s + g freq_i.
+//            A blend in the number of turns T0 / w_i, like the YaRN paper's. No factor on cos/sin.
+//   longrope Phi-3 (Ding et al., 2024, "LongRoPE: Extending LLM Context Window Beyond 2 Million
+//            Tokens"; HF's `_compute_longrope_parameters`): one rescale factor per pair, found by
+//            a search and shipped in the config, freq_i' = freq_i / e_i, e the long factors for a
+//            window longer than T0 (L > T0) and the short ones otherwise; cos and sin times
+//            sqrt(1 + ln s / ln T0) (1 when s <= 1) unless an attention factor is given.
+//   dynamic  with HF's factor f (`_compute_dynamic_ntk_parameters`): row i uses the ntk rule
+//            with s = max(1, f (i+1) / T0 - (f - 1)); f = 1 is the rule above.
+//   yarn     the options of the reference code and HF: beta_fast, beta_slow (the 32 and 1
+//            above), truncate = false keeping low and high real (gpt-oss), and the factor on
+//            cos and sin: attention_factor if given, else DeepSeek's
+//            (0.1 mscale ln s + 1) / (0.1 mscale_all_dim ln s + 1) if both are given and
+//            nonzero, else 0.1 ln s + 1; a computed one is 1 when s <= 1 (yarn_attention_factor).
+// At s = 1 every method is plain RoPE (tests: "every scaling at s = 1 equals plain RoPE"), and
+// so is longrope's short list of all 1s.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,18 +70,32 @@
 namespace poslab {
 
 // The methods above, and none: the positions as trained (--rope-scaling).
-enum class ScalingKind { none, linear, ntk, dynamic, yarn };
+enum class ScalingKind { none, linear, ntk, dynamic, yarn, llama3, longrope };
 ScalingKind parse_scaling(const std::string& name);  // error lists the valid names
 const char* scaling_name(ScalingKind kind);
 
-// One evaluation's scaling, passed with each call (nn/attention.h, Interventions).
+// YaRN's ramp (yarn_keep): pairs turning more than beta_fast times over T0 keep their
+// frequency, those turning fewer than beta_slow times are divided by s; truncate rounds the
+// ramp's ends to whole pairs (floor and ceil), as the reference code and HF do by default.
+struct YarnRamp {
+  double beta_fast = 32, beta_slow = 1;
+  bool truncate = true;
+};
+
+// One evaluation's scaling, passed with each call (nn/attention.h, Interventions). The options
+// of each kind are HF's `rope_scaling` keys; the command line and its checks: train/.
 struct RopeScaling {
   ScalingKind kind = ScalingKind::none;
-  double factor = 0;      // 0: s = max(1, L / train_len) for a window of length L
+  double factor = 0;      // s; 0: s = max(1, L / train_len). dynamic: HF's f (0: f = 1)
   int64_t train_len = 0;  // T0, the training context length (0: the model's)
   // linear only: >= 0 interpolates this one rotation pair alone (its angle divided by s), the
   // others unchanged: the study's frequency-by-frequency surgery. -1: every pair.
   int64_t pair = -1;
+  double low_freq_factor = 1, high_freq_factor = 4;   // llama3: lff, hff
+  std::vector<double> short_factor{}, long_factor{};  // longrope: r/2 each; short empty: all 1
+  YarnRamp ramp{};                                    // yarn
+  std::optional<double> attention_factor{};           // yarn, longrope: the factor on cos, sin
+  std::optional<double> mscale{}, mscale_all_dim{};   // yarn (DeepSeek's configs)
 };
 
 // What a cos/sin table needs: angle = (p * pos_scale) * freq[i], amplitude mscale.
@@ -71,22 +109,49 @@ struct RopeFrequencies {
 std::vector<double> rope_base_frequencies(int64_t D, double theta);  // theta^(-2i/D)
 double rope_scale_factor(const RopeScaling& sc, int64_t L);          // s
 double ntk_theta(double theta, int64_t D, double s);                 // theta s^(D/(D-2))
+
 // YaRN's share keep_i of pair i's original frequency (r/2 values): the deployed ramp, linear in
-// the pair index, and the paper's, linear in r_i (see above).
-std::vector<double> yarn_keep(int64_t D, double theta, int64_t T0);
+// the pair index between low = d(beta_fast) and high = d(beta_slow) (rounded out to whole pairs
+// when ramp.truncate), and the paper's, linear in r_i (see above).
+std::vector<double> yarn_keep(int64_t D, double theta, int64_t T0, const YarnRamp& ramp = {});
 std::vector<double> yarn_keep_paper(int64_t D, double theta, int64_t T0);
 // freq_i' = keep_i freq_i + (1 - keep_i) freq_i / s with the deployed keep_i.
-std::vector<double> yarn_frequencies(int64_t D, double theta, double s, int64_t T0);
-double yarn_mscale(double s);  // 0.1 ln s + 1
-// Frequencies for a context of length L under `sc` (not for dynamic: see below).
+std::vector<double> yarn_frequencies(int64_t D, double theta, double s, int64_t T0,
+                                     const YarnRamp& ramp = {});
+double yarn_mscale(double s);                // 0.1 ln s + 1
+double yarn_get_mscale(double s, double m);  // 0.1 m ln s + 1; 1 when s <= 1 (HF's get_mscale)
+// YaRN's factor on cos and sin at factor s: sc.attention_factor if given, else the ratio of
+// yarn_get_mscale at sc.mscale and sc.mscale_all_dim if both are given and nonzero, else
+// yarn_get_mscale(s, 1).
+double yarn_attention_factor(const RopeScaling& sc, double s);
+
+// Llama 3.1's frequencies (above): T0 / hff and T0 / lff bound the blended wavelengths.
+std::vector<double> llama3_frequencies(int64_t D, double theta, double s, int64_t T0, double lff,
+                                       double hff);
+
+// LongRoPE's frequencies freq_i / e_i for the D/2 rescale factors e.
+std::vector<double> longrope_frequencies(int64_t D, double theta, const std::vector<double>& e);
+// The factors a window of length L uses: sc.long_factor if L > T0, else sc.short_factor (all 1
+// when empty). Each list must hold D/2 numbers.
+std::vector<double> longrope_factors(const RopeScaling& sc, int64_t D, int64_t L);
+// The factor on cos and sin: sc.attention_factor if given, else sqrt(1 + ln s / ln T0), 1 when
+// s <= 1.
+double longrope_attention_factor(const RopeScaling& sc, double s);
+
+// Frequencies for a context of length L under `sc` (not for dynamic: see below), for all D/2
+// pairs.
 RopeFrequencies rope_frequencies(int64_t D, double theta, const RopeScaling& sc, int64_t L);
 
+// Dynamic scaling's factor for the query at position P, with HF's factor f:
+// s = max(1, f (P+1) / T0 - (f - 1)); f = 1 gives max(1, (P+1) / T0).
+double dynamic_scale(double f, int64_t P, int64_t T0);
 // Dynamic scaling's frequencies, one row per query: (Tq, D/2) f64 on the CPU, for q and k in
 // the interleaved layout (rope.h: a half-layout head is permuted into it first). Row i (query
 // position P = q_pos0 + i) holds w[i, p] = theta'^(-2p/r) for the r/2 rotated pairs, with
-// theta' = ntk_theta(theta, r, s) and s = max(1, (P+1)/T0): the frequencies query i and every key
-// j <= P are rotated with; w[i, p] = 0 for p >= r/2 (dims r..D-1: a rotation by 0).
+// theta' = ntk_theta(theta, r, s) and s = dynamic_scale(f, P, T0): the frequencies query i and
+// every key j <= P are rotated with; w[i, p] = 0 for p >= r/2 (dims r..D-1: a rotation by 0).
+// f is HF's factor, 0 meaning 1 (RopeScaling::factor).
 Tensor dynamic_row_frequencies(int64_t D, int64_t r, double theta, int64_t T0, int64_t q_pos0,
-                               int64_t Tq);
+                               int64_t Tq, double f = 1);
 
 }  // namespace poslab

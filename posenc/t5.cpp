@@ -67,7 +67,16 @@ AttentionTerms T5Bias::attention_terms(const Tensor& q, const Tensor& k, bool ca
   if (causal != opt_.causal)
     fail("t5: the table was built for a ", opt_.causal ? "causal" : "bidirectional",
          " model, but attention is ", causal ? "causal" : "bidirectional");
-  return {.q = q, .k = k, .rel_bias = table(ctx.q_pos0, q.size(1), k.size(1))};
+  if (!ctx.random()) return {.q = q, .k = k, .rel_bias = table(ctx.q_pos0, q.size(1), k.size(1))};
+  // random positions: each pair's bucket of its own distance, (Bp,Tq,Tk,H) -> (Bp,H,Tq,Tk)
+  const int64_t R = ctx.rows(), Tq = ctx.Tq, Tk = ctx.Tk;
+  Ids buckets{std::vector<int32_t>(R * Tq * Tk), {R, Tq, Tk}};
+  for (int64_t b = 0; b < R; ++b)
+    for (int64_t i = 0; i < Tq; ++i)
+      for (int64_t j = 0; j < Tk; ++j)
+        buckets.data[(b * Tq + i) * Tk + j] = static_cast<int32_t>(
+            t5_bucket(ctx.position(b, ctx.q_pos0 + i) - ctx.position(b, j), opt_));
+  return {.q = q, .k = k, .bias = transpose(transpose(embedding(rel_bias_, buckets), 3, 1), 2, 3)};
 }
 
 }  // namespace poslab

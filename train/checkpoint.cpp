@@ -26,6 +26,24 @@ void from_st(const StTensor& st, const Tensor& dst, const std::string& what) {
   dst.copy_(Tensor::from_vector(v, dst.shape(), dst.dtype()));
 }
 
+static std::string number_text(double x) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.17g", x);
+  return b;
+}
+
+// The v5 options, each only where it is on (absent means off, SPEC's rule for older files).
+static void write_v5_options(const PosencConfig& pe, StMetadata& meta) {
+  if (pe.kind == PeKind::xpos) meta.push_back({"rope_layout", rope_layout_name(pe.rope_layout)});
+  if (pe.kind == PeKind::rope && pe.rope_proportion != 1)
+    meta.push_back({"rope_proportion", number_text(pe.rope_proportion)});
+  if (pe.kind == PeKind::xpos) meta.push_back({"xpos_scale_base", number_text(pe.xpos_scale_base)});
+  if (pe.kind == PeKind::fire) meta.push_back({"fire_width", std::to_string(pe.fire_width)});
+  if (pe.nope_every > 0) meta.push_back({"nope_every", std::to_string(pe.nope_every)});
+  if (pe.random_positions > 0)
+    meta.push_back({"random_positions", std::to_string(pe.random_positions)});
+}
+
 void save_checkpoint(const GPT& model, int64_t step, const std::string& path) {
   const GPTConfig& c = model.config();
   StMetadata meta{{"pe", pe_name(c.pe.kind)},
@@ -48,6 +66,7 @@ void save_checkpoint(const GPT& model, int64_t step, const std::string& path) {
     meta.push_back({"t5_buckets", std::to_string(c.pe.t5_buckets)});
     meta.push_back({"t5_max_distance", std::to_string(c.pe.t5_max_distance)});
   }
+  write_v5_options(c.pe, meta);
   meta.push_back({"causal", c.causal ? "true" : "false"});
   meta.push_back({"step", std::to_string(step)});
   meta.push_back({"embedding", embedding_name(c.embedding)});
@@ -98,6 +117,35 @@ static void read_rope_options(const std::map<std::string, std::string>& m, const
     fail(path, ": __metadata__ 'rope_fraction' = '", f->second, "' is not a number in (0, 1]");
 }
 
+// A metadata value as a finite number within [lo, hi]; `fallback` when absent.
+static double meta_number(const std::map<std::string, std::string>& m, const std::string& key,
+                          const std::string& path, double lo, double hi, double fallback) {
+  auto it = m.find(key);
+  if (it == m.end()) return fallback;
+  char* end = nullptr;
+  double v = std::strtod(it->second.c_str(), &end);
+  if (it->second.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi)
+    fail(path, ": __metadata__ '", key, "' = '", it->second, "' is not a number in [", lo, ", ", hi,
+         "]");
+  return v;
+}
+
+// The v5 options (absent: off), and the checks of the tensors they imply.
+static void read_v5_options(const std::map<std::string, std::string>& m, const std::string& path,
+                            PosencConfig& pe) {
+  if (pe.kind == PeKind::xpos)
+    pe.rope_layout = parse_rope_layout(
+        meta_choice(m, "rope_layout", path, {"interleaved", "half"}, "interleaved"));
+  if (pe.kind == PeKind::rope)
+    pe.rope_proportion = meta_number(m, "rope_proportion", path, 0, 1, 1);
+  if (pe.kind == PeKind::xpos)
+    pe.xpos_scale_base = meta_number(m, "xpos_scale_base", path, 1e-300, 1e300, 512);
+  if (pe.kind == PeKind::fire) pe.fire_width = meta_int(m, "fire_width", path, 1, 1 << 16);
+  if (m.count("nope_every")) pe.nope_every = meta_int(m, "nope_every", path, 1, 1 << 20);
+  if (m.count("random_positions"))
+    pe.random_positions = meta_int(m, "random_positions", path, 1, 1 << 24);
+}
+
 T5Options read_t5_options(const StFile& f, const std::string& path, int64_t n_head, bool causal) {
   std::map<std::string, std::string> m(f.metadata.begin(), f.metadata.end());
   T5Options o;
@@ -142,6 +190,7 @@ Checkpoint load_checkpoint(const std::string& path, Device device) {
   c.causal = causal->second == "true";
   c.embedding = parse_embedding(meta_choice(m, "embedding", path, embedding_names(), "gpt2"));
   if (c.pe.kind == PeKind::rope) read_rope_options(m, path, c.pe);
+  read_v5_options(m, path, c.pe);
   if (c.pe.kind == PeKind::t5) {
     T5Options o = read_t5_options(f, path, c.n_head, c.causal);
     c.pe.t5_buckets = o.num_buckets, c.pe.t5_max_distance = o.max_distance;
@@ -164,10 +213,13 @@ Checkpoint load_checkpoint(const std::string& path, Device device) {
   std::vector<NamedParam> params_list = ck.model->parameters();
   for (const NamedParam& p : params_list) {
     auto it = by_name.find(p.name);
-    if (it == by_name.end()) fail(path, ": tensor '", p.name, "' is missing");
+    if (it == by_name.end())
+      fail(path, ": tensor '", p.name, "' ", shape_str(p.tensor.shape()),
+           " is missing (pe = ", pe_name(c.pe.kind), ")");
     from_st(*it->second, p.tensor, path);
     by_name.erase(it);
   }
+  ck.model->project();  // KERPLE: clamp again (a no-op on poslab's own files)
   if (!by_name.empty())
     fail(path, ": unexpected tensor '", by_name.begin()->first, "' for pe = ", pe_name(c.pe.kind));
   return ck;

@@ -11,6 +11,7 @@
 #include "train/args.h"
 #include "train/checkpoint.h"
 #include "train/eval.h"
+#include "train/rope_scaling_options.h"
 #include "train/trainer.h"
 
 namespace poslab {
@@ -42,7 +43,7 @@ int cmd_prepare(int argc, char** argv) {
 static std::vector<FlagSpec> train_flags() {
   return {{"data", "DIR  prepared corpus"},
           {"out", "DIR  run directory"},
-          {"pe", "none|learned|sinusoidal|rope|alibi|t5 (default rope)"},
+          {"pe", "none|learned|sinusoidal|rope|alibi|t5|kerple|fire|xpos (default rope)"},
           {"steps", "N  training steps (default 2000)"},
           {"batch", "N  sequences per step (default 16)"},
           {"ctx", "N  training context length T0 (default 256)"},
@@ -67,6 +68,17 @@ static std::vector<FlagSpec> train_flags() {
           {"max-len", "N  learned: rows of the position table (default ctx)"},
           {"t5-buckets", "N  t5: rows of the relative-bias table (default 32)"},
           {"t5-max-distance", "N  t5: offsets from here on share the last bucket (default 128)"},
+          {"rope-proportion",
+           "p  rope: the fastest floor(p D/2) pairs turn, the others never (p-RoPE), p in [0, 1] "
+           "(default 1)"},
+          {"fire-width", "W  fire: hidden width of the bias MLP (default 32)"},
+          {"xpos-scale-base", "B  xpos: the decay zeta^(n/B) (default 512)"},
+          {"nope-every",
+           "k  every k-th layer without position: rope, xpos, alibi, t5, kerple, fire (default 0: "
+           "off)"},
+          {"random-positions",
+           "Lmax  training draws sorted positions from [0, Lmax) per sequence, Lmax >= ctx "
+           "(default 0: off)"},
           {"causal", "true|false  causal mask (default true)", true},
           {"embedding",
            "gpt2|scaled  token vectors as GPT-2 (std 0.02) or scaled by sqrt(d) (default gpt2)"},
@@ -101,14 +113,26 @@ static void positional_options(const Args& a, PosencConfig& pe) {
   pe.t5_max_distance = a.integer("t5-max-distance", 128, 1, 1 << 24);
   if (a.has("max-len") && pe.kind != PeKind::learned)
     fail("--max-len applies only to --pe learned");
-  if (a.has("theta") && pe.kind != PeKind::rope) fail("--theta applies only to --pe rope");
-  if (a.has("rope-layout") && pe.kind != PeKind::rope)
-    fail("--rope-layout interleaved|half applies only to --pe rope");
+  const bool rotary = pe.kind == PeKind::rope || pe.kind == PeKind::xpos;
+  if (a.has("theta") && !rotary) fail("--theta applies only to --pe rope and xpos");
+  if (a.has("rope-layout") && !rotary)
+    fail("--rope-layout interleaved|half applies only to --pe rope and xpos");
   if (a.has("rope-fraction") && pe.kind != PeKind::rope)
     fail("--rope-fraction f (f in (0, 1]) applies only to --pe rope");
   for (const char* flag : {"t5-buckets", "t5-max-distance"})
     if (a.has(flag) && pe.kind != PeKind::t5)
       fail("--", flag, " N (a positive integer) applies only to --pe t5");
+  pe.rope_proportion = a.number("rope-proportion", 1, -1e300, 1e300);
+  pe.fire_width = a.integer("fire-width", 32, -(1 << 30), 1 << 16);
+  pe.xpos_scale_base = a.number("xpos-scale-base", 512, -1e300, 1e300);
+  pe.nope_every = a.integer("nope-every", 0, -(1 << 30), 1 << 20);
+  pe.random_positions = a.integer("random-positions", 0, -(1 << 30), 1 << 24);
+  if (a.has("rope-proportion") && pe.kind != PeKind::rope)
+    fail("--rope-proportion p (p in [0, 1]) applies only to --pe rope");
+  if (a.has("fire-width") && pe.kind != PeKind::fire)
+    fail("--fire-width W (W >= 1) applies only to --pe fire");
+  if (a.has("xpos-scale-base") && pe.kind != PeKind::xpos)
+    fail("--xpos-scale-base B (B > 0) applies only to --pe xpos");
 }
 
 TrainOptions train_options(const Args& a) {
@@ -167,22 +191,51 @@ static void check_pairing(const GPT& m, const std::string& ckpt,
       fail(ckpt, ": tensor '", p.name, "' holds NaN or inf values");
 }
 
+// eval's flags: the window, the RoPE scaling (rope_scaling_options.h), the interventions.
+static std::vector<FlagSpec> eval_flags() {
+  std::vector<FlagSpec> flags{
+      {"ckpt", "FILE  runs/NAME/model.safetensors"},
+      {"data", "DIR  prepared corpus"},
+      {"len", "N  window length L (default 1024)"},
+      {"split", "train|val (default val)"},
+      {"windows", "N  evaluate the first N windows (default all that fit)"},
+      {"buckets", "N  position buckets (default 16)"},
+      {"position-offset", "P  the window's tokens sit at positions P..P+L-1 (default 0)"},
+      {"attention-window", "W  key j visible to query i only if |i-j| < W (default: none)"},
+      {"logit-scale", "none|log  log: row i's logits times max(1, ln n_i / ln T0)"},
+      {"positions",
+       "random|contiguous  a model trained with --random-positions reads drawn positions "
+       "(default random, up to its Lmax) or 0..L-1"},
+      {"seed", "S  the seed of the positions' draws (default 0)"},
+      {"json", "print one JSON object", true},
+      {"device", "cpu|cuda (default cpu)"}};
+  for (const FlagSpec& f : rope_scaling_flags()) flags.push_back(f);
+  return flags;
+}
+
+// --positions and --seed: a model trained with random positions reads, by default, positions
+// drawn per window from [0, Lmax) (posenc/random_positions.h); --positions contiguous reads
+// 0..L-1 (the only choice past Lmax). Returns whether the windows draw.
+static bool positions_option(const Args& a, const GPTConfig& c, int64_t L, Interventions& iv) {
+  const int64_t Lmax = c.pe.random_positions;
+  const std::string how =
+      a.choice("positions", Lmax > 0 ? "random" : "contiguous", {"random", "contiguous"});
+  const uint64_t seed = static_cast<uint64_t>(a.integer("seed", 0, 0, INT64_MAX));
+  if (how == "contiguous") return false;
+  if (Lmax == 0)
+    fail("--positions random: this model was trained without --random-positions (use ",
+         "--positions contiguous)");
+  if (L > Lmax)
+    fail("--positions random: a window of L = ", L, " cannot draw ", L, " distinct positions ",
+         "from [0, Lmax = ", Lmax, "); use --positions contiguous or --len <= ", Lmax);
+  if (iv.position_offset > 0 || iv.rope_scaling.kind != ScalingKind::none)
+    fail("--positions random: --position-offset and --rope-scaling need --positions contiguous");
+  iv.draw_max = Lmax, iv.draw_seed = seed;
+  return true;
+}
+
 int cmd_eval(int argc, char** argv) {
-  Args a("eval",
-         {{"ckpt", "FILE  runs/NAME/model.safetensors"},
-          {"data", "DIR  prepared corpus"},
-          {"len", "N  window length L (default 1024)"},
-          {"split", "train|val (default val)"},
-          {"windows", "N  evaluate the first N windows (default all that fit)"},
-          {"buckets", "N  position buckets (default 16)"},
-          {"rope-scaling", "linear|ntk|dynamic|yarn  zero-shot RoPE scaling"},
-          {"factor", "s  scaling factor >= 1 (default max(1, L/T0))"},
-          {"position-offset", "P  the window's tokens sit at positions P..P+L-1 (default 0)"},
-          {"attention-window", "W  key j visible to query i only if |i-j| < W (default: none)"},
-          {"logit-scale", "none|log  log: row i's logits times max(1, ln n_i / ln T0)"},
-          {"json", "print one JSON object", true},
-          {"device", "cpu|cuda (default cpu)"}},
-         argc, argv);
+  Args a("eval", eval_flags(), argc, argv);
   if (a.help()) return std::puts(a.usage().c_str()), 0;
   Device device = device_option(a);
   std::string ckpt = a.str("ckpt", ""), data = a.str("data", "");
@@ -192,17 +245,10 @@ int cmd_eval(int argc, char** argv) {
   std::string split = a.choice("split", "val", {"train", "val"});
   int64_t windows = a.integer("windows", 0, 1, INT64_MAX);
   int64_t buckets = a.integer("buckets", 16, 1, 1 << 20);
-  if (a.has("factor") && !a.has("rope-scaling")) fail("--factor needs --rope-scaling");
   Checkpoint ck = load_checkpoint(ckpt, device);
   std::vector<std::string> vocab = load_vocab(data + "/vocab.json");
   check_pairing(*ck.model, ckpt, vocab, data + "/vocab.json");
-  RopeScaling sc{ScalingKind::none, 0, ck.model->config().block_size};
-  if (a.has("rope-scaling")) {
-    sc.kind = parse_scaling(a.str("rope-scaling", ""));
-    if (sc.kind == ScalingKind::dynamic && a.has("factor"))
-      fail("--factor: dynamic scaling picks s per position; it takes no --factor");
-    sc.factor = a.number("factor", 0, 1, 1e9);
-  }
+  const RopeScaling sc = rope_scaling_options(a, scaled_model(ck.model->config()));
   Interventions iv;
   iv.rope_scaling = sc;
   iv.position_offset = a.integer("position-offset", 0, 0, INT64_MAX / 2);
@@ -213,6 +259,7 @@ int cmd_eval(int argc, char** argv) {
         "--position-offset: only defined with --rope-scaling none (a scaling picks its factor "
         "from the window's length, not its positions), but got --rope-scaling ",
         scaling_name(sc.kind));
+  const bool random = positions_option(a, ck.model->config(), L, iv);
   std::vector<uint16_t> toks = load_tokens(data + "/" + split + ".bin", vocab.size());
   EvalResult r = evaluate(*ck.model, toks, L, windows, std::min(buckets, L), split, nullptr, 0, iv);
   if (a.boolean("json", false)) {
@@ -221,10 +268,11 @@ int cmd_eval(int argc, char** argv) {
     char extra[512];
     std::snprintf(extra, sizeof extra,
                   ",\"split\":\"%s\",\"pe\":\"%s\",\"rope_scaling\":\"%s\",\"step\":%lld,"
-                  "\"position_offset\":%lld,\"attention_window\":%lld,\"logit_scale\":\"%s\"}",
+                  "\"position_offset\":%lld,\"attention_window\":%lld,\"logit_scale\":\"%s\","
+                  "\"positions\":\"%s\"}",
                   split.c_str(), pe_name(ck.model->config().pe.kind), scaling_name(sc.kind),
                   (long long)ck.step, (long long)iv.position_offset, (long long)iv.attention_window,
-                  iv.log_scale ? "log" : "none");
+                  iv.log_scale ? "log" : "none", random ? "random" : "contiguous");
     std::printf("%s%s\n", j.c_str(), extra);
   } else {
     std::printf("%s L=%lld %s: loss %.4f nats, ppl %.3f over %lld tokens (%lld windows)%s\n",
@@ -261,17 +309,21 @@ static int32_t sample_next(std::vector<double> row, double temp, Generator& gen)
   return next;
 }
 
+// generate's flags: the prompt, the sampling, and a RoPE scaling as eval's.
+static std::vector<FlagSpec> generate_flags() {
+  std::vector<FlagSpec> flags{{"ckpt", "FILE  runs/NAME/model.safetensors"},
+                              {"vocab", "FILE  vocab.json (default: beside the checkpoint)"},
+                              {"prompt", "TEXT  the start of the text"},
+                              {"tokens", "N  characters to generate (default 200)"},
+                              {"temperature", "t  sampling temperature, 0 = greedy (default 0.8)"},
+                              {"seed", "N  sampling seed (default 0)"},
+                              {"device", "cpu|cuda (default cpu)"}};
+  for (const FlagSpec& f : rope_scaling_flags()) flags.push_back(f);  // for generating past T0
+  return flags;
+}
+
 int cmd_generate(int argc, char** argv) {
-  Args a("generate",
-         {{"ckpt", "FILE  runs/NAME/model.safetensors"},
-          {"vocab", "FILE  vocab.json (default: beside the checkpoint)"},
-          {"prompt", "TEXT  the start of the text"},
-          {"tokens", "N  characters to generate (default 200)"},
-          {"temperature", "t  sampling temperature, 0 = greedy (default 0.8)"},
-          {"seed", "N  sampling seed (default 0)"},
-          {"rope-scaling", "linear|ntk|dynamic|yarn  for generating past T0"},
-          {"device", "cpu|cuda (default cpu)"}},
-         argc, argv);
+  Args a("generate", generate_flags(), argc, argv);
   if (a.help()) return std::puts(a.usage().c_str()), 0;
   Device device = device_option(a);
   std::string ckpt = a.str("ckpt", "");
@@ -281,9 +333,7 @@ int cmd_generate(int argc, char** argv) {
   Checkpoint ck = load_checkpoint(ckpt, device);
   std::vector<std::string> vocab = load_vocab(vpath);
   check_pairing(*ck.model, ckpt, vocab, vpath);
-  RopeScaling scaling;  // none, unless asked
-  if (a.has("rope-scaling"))
-    scaling = {parse_scaling(a.str("rope-scaling", "")), 0, ck.model->config().block_size};
+  const RopeScaling scaling = rope_scaling_options(a, scaled_model(ck.model->config()));
   std::string prompt = a.str("prompt", "");
   if (prompt.empty()) prompt.push_back('\n');  // start from a line break
   std::vector<uint16_t> ids = encode(vocab, prompt);
@@ -295,6 +345,11 @@ int cmd_generate(int argc, char** argv) {
   if (m.config().pe.kind == PeKind::learned && total > m.config().pe.max_len)
     fail("--tokens: prompt + tokens = ", total,
          " positions, but the learned table has max_len = ", m.config().pe.max_len);
+  if (m.config().pe.random_positions > 0)
+    std::fprintf(stderr,
+                 "generate: this model was trained on random positions from [0, %lld); decoding "
+                 "reads positions 0..n-1 (contiguous)\n",
+                 static_cast<long long>(m.config().pe.random_positions));
   KVCache cache = m.new_cache(total);
   Ids prompt_ids{std::vector<int32_t>(ids.begin(), ids.end()),
                  {1, static_cast<int64_t>(ids.size())}};

@@ -1,5 +1,7 @@
 #include "train/eval.h"
 
+#include "posenc/random_positions.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -27,8 +29,14 @@ std::vector<double> window_losses(const GPT& model, const std::vector<uint16_t>&
         int64_t o = offsets[w0 + b];
         x.data[b * L + t] = tokens[o + t], y.data[b * L + t] = tokens[o + t + 1];
       }
-    Tensor rows;  // (B L)
-    model.loss(x, y, &rows, iv);
+    Tensor rows;            // (B L)
+    if (iv.draw_max > 0) {  // each window its own draw, seeded by its index (random_positions.h)
+      Interventions drawn = iv;
+      drawn.positions = draw_position_rows(B, L, iv.draw_max, iv.draw_seed, w0);
+      model.loss(x, y, &rows, drawn);
+    } else {
+      model.loss(x, y, &rows, iv);
+    }
     std::vector<double> v = rows.to_vector();
     std::copy(v.begin(), v.end(), out.begin() + w0 * L);
   }
@@ -107,7 +115,8 @@ EvalResult evaluate(const GPT& model, const std::vector<uint16_t>& tokens, int64
 }
 
 std::vector<double> sliding_losses(const GPT& model, const std::vector<uint16_t>& tokens,
-                                   int64_t window, int64_t batch, int64_t targets) {
+                                   int64_t window, int64_t batch, int64_t targets,
+                                   const Interventions& iv) {
   int64_t n = static_cast<int64_t>(tokens.size());
   if (window <= 0) fail("sliding window: expected a positive window length, but got ", window);
   if (n < window + 1)
@@ -115,7 +124,7 @@ std::vector<double> sliding_losses(const GPT& model, const std::vector<uint16_t>
          " tokens, fewer than the window + 1 = ", window + 1);
   const int64_t last = sliding_target_count(n, targets);
   std::vector<int64_t> offsets = sliding_offsets(n, window, last);
-  std::vector<double> v = window_losses(model, tokens, offsets, window, batch);
+  std::vector<double> v = window_losses(model, tokens, offsets, window, batch, iv);
   // Window i (offset o) holds targets o+1 .. o+window; it scores those no earlier window
   // scored: all of them for the first, then the last s (the last window: what is left).
   std::vector<double> out(last);

@@ -61,7 +61,9 @@ struct EvalResult {
 // window is still computed on its own; a batch only shares the matrix products, so the
 // losses equal those of batch = 1 up to float rounding of the products.
 // iv: the interventions of docs/evaluation.md (position offset, attention window, log scale),
-// applied to every window.
+// applied to every window. iv.draw_max > 0 (a random-position model, posenc/random_positions.h):
+// window w (0-based, in order) reads positions drawn from [0, draw_max), seeded by
+// iv.draw_seed and w, the same for every call; buckets and windows still count token indices.
 EvalResult evaluate(const GPT& model, const std::vector<uint16_t>& tokens, int64_t L,
                     int64_t windows, int64_t buckets, const std::string& split_name,
                     std::vector<double>* target_loss = nullptr, int64_t batch = 0,
@@ -79,7 +81,8 @@ constexpr int64_t kEvalBatchTokens = 2048;
 // gives it, so only the windows up to the first that reaches `targets` are computed (an
 // evaluation of W windows of L needs targets 1 .. W L: add_sliding_loss).
 std::vector<double> sliding_losses(const GPT& model, const std::vector<uint16_t>& tokens,
-                                   int64_t window, int64_t batch = 0, int64_t targets = 0);
+                                   int64_t window, int64_t batch = 0, int64_t targets = 0,
+                                   const Interventions& iv = {});
 
 // How many targets sliding_losses scores on a split of n tokens: the first `targets`, at most
 // n-1 (all of them when targets <= 0).

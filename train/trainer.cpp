@@ -1,5 +1,7 @@
 #include "train/trainer.h"
 
+#include "posenc/random_positions.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -277,6 +279,10 @@ class Trainer {
   void start_from(const std::string& ckpt);
   void checkpoint(int64_t step);
   Batch sample(bool val, Generator& gen) const;  // a batch of the train or the val split
+  // Every forward's interventions: the RoPE scaling, and under --random-positions the batch's
+  // drawn positions, seeded by the run's seed and `step` (val batch i: step -1 - i), so that
+  // a resumed run draws the same (posenc/random_positions.h).
+  Interventions drawn(const Batch& b, int64_t step) const;
   double val_loss();
   double step(int64_t step, double lr);  // one update; returns its loss
 
@@ -365,6 +371,15 @@ Batch Trainer::sample(bool val, Generator& gen) const {
                       data_.mask_id);
 }
 
+Interventions Trainer::drawn(const Batch& b, int64_t step) const {
+  Interventions iv = scaled_;
+  const int64_t Lmax = o_.model.pe.random_positions;
+  if (Lmax > 0)
+    iv.positions =
+        draw_position_rows(b.x.shape[0], b.x.shape[1], Lmax, position_seed(o_.seed, step), 0);
+  return iv;
+}
+
 // The mean loss over fixed val batches: for answer, over their answer tokens only.
 double Trainer::val_loss() {
   NoGrad ng;
@@ -372,7 +387,7 @@ double Trainer::val_loss() {
   double s = 0;
   for (int64_t i = 0; i < o_.eval_batches; ++i) {
     Batch b = sample(true, eg);
-    s += model_.loss(b.x, b.y, nullptr, scaled_).item();
+    s += model_.loss(b.x, b.y, nullptr, drawn(b, -1 - i)).item();
   }
   return s / o_.eval_batches;
 }
@@ -380,7 +395,7 @@ double Trainer::val_loss() {
 double Trainer::step(int64_t step, double lr) {
   Batch b = sample(false, gen_);
   zero_grad(params_);
-  Tensor loss = model_.loss(b.x, b.y, nullptr, scaled_);
+  Tensor loss = model_.loss(b.x, b.y, nullptr, drawn(b, step));
   double l = loss.item();
   if (!std::isfinite(l))
     fail("train: step ", step + 1, ": the loss is ", l,
@@ -394,6 +409,7 @@ double Trainer::step(int64_t step, double lr) {
              "; stopping. The last good checkpoint stays in ", o_.out);
   }
   adam_.step(lr);
+  model_.project();  // KERPLE's clamp (posenc.h), after every update
   // Checked every step (one read of the weights, small beside the step's products: bench/
   // train_step; on the GPU one launch and one read-back), before any checkpoint is written: a
   // non-finite weight is never saved.

@@ -54,10 +54,18 @@ double worst_gap(const GPT& m, const Ids& ids, const Ids& targets) {
 // wrong sign, factor or index anywhere moves some entry by a sizeable share of it.
 constexpr double kRounding = 1e-11;
 
+// The six schemes the reference covers so far; the v5 ones (kerple, fire, xpos) join when
+// nn/gpt_reference.cpp has their loops (issue #63 item 9, #66).
+static std::vector<std::string> v4_pe_names() {
+  std::vector<std::string> n = pe_names();
+  n.resize(6);
+  return n;
+}
+
 TEST_CASE("the plain-loop reference is the same model as GPT: loss and every gradient",
           "[nn][posenc][reference]") {
   auto [ids, targets] = batch(2, 6, 7, 11);
-  for (const std::string& name : pe_names())
+  for (const std::string& name : v4_pe_names())
     for (EmbeddingKind e : {EmbeddingKind::gpt2, EmbeddingKind::scaled})
       for (bool causal : {true, false}) {
         INFO("pe = " << name << ", embedding " << embedding_name(e) << ", causal " << causal);
@@ -71,7 +79,7 @@ TEST_CASE(
     "reference's",
     "[nn][posenc][reference]") {
   auto [ids, targets] = batch(2, 6, 7, 12);
-  for (const std::string& name : pe_names())
+  for (const std::string& name : v4_pe_names())
     for (bool causal : {true, false}) {
       INFO("pe = " << name << ", causal " << causal);
       GPT m(tiny(parse_pe(name), causal), 5);

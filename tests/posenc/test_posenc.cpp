@@ -167,10 +167,11 @@ TEST_CASE("ntk and yarn frequencies equal their closed forms", "[posenc]") {
 }
 
 TEST_CASE("unknown --pe and --rope-scaling list the valid names", "[posenc][errors]") {
-  REQUIRE_THROWS_WITH(parse_pe("xpos"), Contains("--pe: expected one of") &&
-                                            Contains("none|learned|sinusoidal|rope|alibi") &&
-                                            Contains("but got 'xpos'"));
-  REQUIRE_THROWS_WITH(parse_scaling("longrope"), Contains("linear|ntk|dynamic|yarn"));
+  REQUIRE_THROWS_WITH(parse_pe("cope"),
+                      Contains("--pe: expected one of") &&
+                          Contains("none|learned|sinusoidal|rope|alibi|t5|kerple|fire|xpos") &&
+                          Contains("but got 'cope'"));
+  REQUIRE_THROWS_WITH(parse_scaling("su"), Contains("linear|ntk|dynamic|yarn|llama3|longrope"));
   ALiBi a(4);
   PositionContext at;
   at.Tq = at.Tk = 8, at.scaling = {ScalingKind::yarn, 0, 8};

@@ -1,0 +1,216 @@
+#include "posenc/fire.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace poslab {
+namespace {
+
+// The parameters as doubles, read once per call (the MLP is small: 2W + HW + H + 2 numbers).
+struct FireValues {
+  int64_t W, H;
+  std::vector<double> w0, b0, w2, b2;
+  double c, m;
+  explicit FireValues(const FireParams& f)
+      : W(f.w0.size(0)),
+        H(f.w2.size(0)),
+        w0(f.w0.to_vector()),
+        b0(f.b0.to_vector()),
+        w2(f.w2.to_vector()),
+        b2(f.b2.to_vector()),
+        c(f.c.item()),
+        m(f.m.item()) {}
+};
+
+// Row i of sequence b: the inputs u_j of its Tk keys (0 for masked keys, whose bias the mask
+// discards), and what the backward needs of them: du/d|c| and du/dLthr per key.
+// Only the keys j < e the row can see are computed (causal: e = q_pos0 + i + 1).
+struct FireRow {
+  std::vector<double> u, du_dc, du_dl;
+  int64_t e = 0;
+};
+
+void fire_row(const FireValues& v, const PositionContext& ctx, int64_t b, int64_t i, int64_t T0,
+              bool causal, bool grads, FireRow& r) {
+  const int64_t Tk = ctx.Tk, Pi = ctx.position(b, ctx.q_pos0 + i);
+  const double c = std::abs(v.c), Lthr = std::abs(v.m) * static_cast<double>(T0);
+  const bool at_thr = Lthr > static_cast<double>(Pi);  // the max picks Lthr
+  const double L = at_thr ? Lthr : static_cast<double>(Pi);
+  const double Dn = std::log1p(c * L) + 1e-6;  // phi(L_i) + 1e-6
+  r.e = causal ? std::min(Tk, ctx.q_pos0 + i + 1) : Tk;
+  r.u.assign(r.e, 0.0);
+  if (grads) r.du_dc.assign(r.e, 0.0), r.du_dl.assign(r.e, 0.0);
+  for (int64_t j = 0; j < r.e; ++j) {
+    const int64_t d = Pi - ctx.position(b, j);
+    const double n = static_cast<double>(std::abs(d)), A = std::log1p(c * n);
+    r.u[j] = A / Dn;
+    if (!grads) continue;
+    r.du_dc[j] = n / (c * n + 1) / Dn - A * (L / (c * L + 1)) / (Dn * Dn);
+    r.du_dl[j] = at_thr ? -A * (c / (c * Lthr + 1)) / (Dn * Dn) : 0.0;
+  }
+}
+
+// out[h * ld + j] = b2_h + sum_w w2_hw relu(w0_w u_j + b0_w): the MLP on one row of inputs,
+// the loops over keys innermost (they vectorise); keys past the row's inputs (masked) get 0.
+template <class T>
+void mlp_row(const FireValues& v, const std::vector<double>& u, T* out, int64_t ld,
+             int64_t Tk_all) {
+  const int64_t Tk = static_cast<int64_t>(u.size());
+  std::vector<double> acc(v.H * Tk);
+  for (int64_t h = 0; h < v.H; ++h)
+    std::fill(acc.begin() + h * Tk, acc.begin() + (h + 1) * Tk, v.b2[h]);
+  for (int64_t w = 0; w < v.W; ++w) {
+    const double a = v.w0[w], bw = v.b0[w];
+    for (int64_t h = 0; h < v.H; ++h) {
+      const double k = v.w2[h * v.W + w];
+      double* o = acc.data() + h * Tk;
+#pragma omp simd
+      for (int64_t j = 0; j < Tk; ++j) o[j] += k * std::max(a * u[j] + bw, 0.0);
+    }
+  }
+  for (int64_t h = 0; h < v.H; ++h) {
+    for (int64_t j = 0; j < Tk; ++j) out[h * ld + j] = static_cast<T>(acc[h * Tk + j]);
+    std::fill(out + h * ld + Tk, out + h * ld + Tk_all, T(0));
+  }
+}
+
+// One row's share of every gradient (fire.h), from G (H rows of Tk, stride ld) into g:
+// [dw0 (W) | db0 (W) | dw2 (H W) | db2 (H) | dc | dm].
+void backward_row(const FireValues& v, const FireRow& r, const double* G, int64_t ld, int64_t T0,
+                  double* g) {
+  const int64_t Tk = static_cast<int64_t>(r.u.size()), W = v.W, H = v.H;
+  double *dw0 = g, *db0 = g + W, *dw2 = g + 2 * W, *db2 = dw2 + H * W;
+  std::vector<double> du(Tk, 0.0), gw(Tk);
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t j = 0; j < Tk; ++j) db2[h] += G[h * ld + j];
+  for (int64_t w = 0; w < W; ++w) {
+    const double a = v.w0[w], bw = v.b0[w];
+    double s0 = 0, s1 = 0;
+    for (int64_t j = 0; j < Tk; ++j) {
+      const double pre = a * r.u[j] + bw;
+      if (pre <= 0) {
+        gw[j] = 0;
+        continue;
+      }
+      double gsum = 0;
+      for (int64_t h = 0; h < H; ++h) {
+        dw2[h * W + w] += G[h * ld + j] * pre;
+        gsum += G[h * ld + j] * v.w2[h * W + w];
+      }
+      gw[j] = gsum;
+      s0 += gsum, s1 += gsum * r.u[j];
+      du[j] += gsum * a;
+    }
+    db0[w] += s0, dw0[w] += s1;
+  }
+  const double sc = v.c > 0 ? 1.0 : v.c < 0 ? -1.0 : 0.0, sm = v.m > 0 ? 1.0 : v.m < 0 ? -1.0 : 0.0;
+  double dc = 0, dm = 0;
+  for (int64_t j = 0; j < Tk; ++j) dc += du[j] * r.du_dc[j], dm += du[j] * r.du_dl[j];
+  g[2 * W + H * W + H] += sc * dc;
+  g[2 * W + H * W + H + 1] += sm * static_cast<double>(T0) * dm;
+}
+
+}  // namespace
+
+Tensor fire_bias(const FireParams& f, const PositionContext& ctx, int64_t T0, bool causal) {
+  const FireValues v(f);
+  const int64_t R = ctx.rows(), Tq = ctx.Tq, Tk = ctx.Tk, H = v.H, W = v.W;
+  Tensor y = Tensor::empty({R, H, Tq, Tk}, f.w0.dtype());
+  dispatch(y.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    T* out = y.data<T>();
+#pragma omp parallel for schedule(dynamic, 8) collapse(2)
+    for (int64_t b = 0; b < R; ++b)
+      for (int64_t i = 0; i < Tq; ++i) {
+        FireRow r;
+        fire_row(v, ctx, b, i, T0, causal, false, r);
+        mlp_row<T>(v, r.u, out + (b * H * Tq + i) * Tk, Tq * Tk, Tk);
+      }
+  });
+  const PositionContext at = [&] {  // the positions only: the backward keeps no tables
+    PositionContext p;
+    p.q_pos0 = ctx.q_pos0, p.Tq = Tq, p.Tk = Tk, p.offset = ctx.offset, p.positions = ctx.positions;
+    return p;
+  }();
+  return record("fire_bias", y, {&f.w0, &f.b0, &f.w2, &f.b2, &f.c, &f.m},
+                [v, at, T0, causal, R, H, W, f](const Tensor& dy) {
+                  const int64_t Tq = at.Tq, Tk = at.Tk, NG = 2 * W + H * W + H + 2;
+                  const std::vector<double> G = dy.contiguous().to_vector();
+                  // each row its own partial sums, added in one order after (the same bits every
+                  // run)
+                  std::vector<double> part(R * Tq * NG, 0.0);
+#pragma omp parallel for schedule(dynamic, 8) collapse(2)
+                  for (int64_t b = 0; b < R; ++b)
+                    for (int64_t i = 0; i < Tq; ++i) {
+                      FireRow r;
+                      fire_row(v, at, b, i, T0, causal, true, r);
+                      backward_row(v, r, G.data() + (b * H * Tq + i) * Tk, Tq * Tk, T0,
+                                   part.data() + (b * Tq + i) * NG);
+                    }
+                  std::vector<double> g(NG, 0.0);
+                  for (int64_t row = 0; row < R * Tq; ++row)
+                    for (int64_t e = 0; e < NG; ++e) g[e] += part[row * NG + e];
+                  auto slice_of = [&](int64_t from, const Tensor& like) {
+                    std::vector<double> s(g.begin() + from, g.begin() + from + like.numel());
+                    return Tensor::from_vector(s, like.shape(), like.dtype()).to(like.device());
+                  };
+                  return std::vector<Tensor>{slice_of(0, f.w0),     slice_of(W, f.b0),
+                                             slice_of(2 * W, f.w2), slice_of(2 * W + H * W, f.b2),
+                                             slice_of(NG - 2, f.c), slice_of(NG - 1, f.m)};
+                });
+}
+
+Fire::Fire(const PosencDims& dims, int64_t width, Generator& gen) : T0_(dims.block_size) {
+  if (width < 1) fail("--fire-width: expected W >= 1, but got ", width);
+  if (dims.block_size < 1) fail("fire: expected the training length T0 >= 1");
+  const int64_t H = dims.n_head, W = width;
+  const double k2 = 1 / std::sqrt(static_cast<double>(W));
+  for (int64_t l = 0; l < dims.n_layer; ++l) {
+    if (!dims.positional_layer(l)) continue;
+    FireParams p;
+    p.w0 = Tensor::uniform({W, 1}, gen, -1, 1, dims.dtype);  // fan_in 1
+    p.b0 = Tensor::uniform({W}, gen, -1, 1, dims.dtype);
+    p.w2 = Tensor::uniform({H, W}, gen, -k2, k2, dims.dtype);  // fan_in W
+    p.b2 = Tensor::uniform({H}, gen, -k2, k2, dims.dtype);
+    p.c = Tensor::full({1}, 0.1, dims.dtype);
+    p.m = Tensor::full({1}, 1.0, dims.dtype);
+    for (Tensor* t : {&p.w0, &p.b0, &p.w2, &p.b2, &p.c, &p.m}) t->set_requires_grad(true);
+    layers_.push_back(l), params_.push_back(p);
+  }
+}
+
+const FireParams& Fire::layer(int64_t l) const {
+  for (size_t k = 0; k < layers_.size(); ++k)
+    if (layers_[k] == l) return params_[k];
+  fail("fire: layer ", l, " has no FIRE parameters (--nope-every leaves it without position)");
+}
+
+AttentionTerms Fire::attention_terms(const Tensor& q, const Tensor& k, bool causal,
+                                     const PositionContext& ctx) const {
+  if (q.size(1) != ctx.Tq || k.size(1) != ctx.Tk)
+    fail("fire: expected q and k of the context's Tq = ", ctx.Tq, " and Tk = ", ctx.Tk,
+         " positions, but got q ", shape_str(q.shape()), " and k ", shape_str(k.shape()));
+  return {.q = q, .k = k, .bias = fire_bias(layer(ctx.layer), ctx, T0_, causal)};
+}
+
+std::vector<std::pair<std::string, Tensor>> Fire::parameters() const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (size_t k = 0; k < layers_.size(); ++k) {
+    const std::string pre = "transformer.h." + std::to_string(layers_[k]) + ".attn.fire.";
+    const FireParams& p = params_[k];
+    out.push_back({pre + "mlp.0.weight", p.w0});
+    out.push_back({pre + "mlp.0.bias", p.b0});
+    out.push_back({pre + "mlp.2.weight", p.w2});
+    out.push_back({pre + "mlp.2.bias", p.b2});
+    out.push_back({pre + "c", p.c});
+    out.push_back({pre + "L_multiplier", p.m});
+  }
+  return out;
+}
+
+void Fire::to(Device device) {
+  for (FireParams& p : params_)
+    for (Tensor* t : {&p.w0, &p.b0, &p.w2, &p.b2, &p.c, &p.m}) *t = parameter_to(*t, device);
+}
+
+}  // namespace poslab
