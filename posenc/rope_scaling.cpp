@@ -76,10 +76,6 @@ std::vector<double> yarn_frequencies(int64_t D, double theta, double s, int64_t 
   return f;
 }
 
-double yarn_mscale(double s) {
-  return 0.1 * std::log(s) + 1;
-}
-
 // HF's `get_mscale(scale, mscale)` (DeepSeek's `yarn_get_mscale`): 0.1 m ln s + 1, 1 when s <= 1.
 double yarn_get_mscale(double s, double m) {
   return s <= 1 ? 1.0 : 0.1 * m * std::log(s) + 1;

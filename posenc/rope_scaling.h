@@ -118,7 +118,6 @@ std::vector<double> yarn_keep_paper(int64_t D, double theta, int64_t T0);
 // freq_i' = keep_i freq_i + (1 - keep_i) freq_i / s with the deployed keep_i.
 std::vector<double> yarn_frequencies(int64_t D, double theta, double s, int64_t T0,
                                      const YarnRamp& ramp = {});
-double yarn_mscale(double s);                // 0.1 ln s + 1
 double yarn_get_mscale(double s, double m);  // 0.1 m ln s + 1; 1 when s <= 1 (HF's get_mscale)
 // YaRN's factor on cos and sin at factor s: sc.attention_factor if given, else the ratio of
 // yarn_get_mscale at sc.mscale and sc.mscale_all_dim if both are given and nonzero, else

@@ -160,7 +160,7 @@ expect_error() {  # description, must-contain..., -- , poslab args...
 }
 SR="$TMP/syn_rope.safetensors"; SL="$TMP/syn_learned.safetensors"; SA="$TMP/syn_alibi.safetensors"
 expect_error "--factor without --rope-scaling" -- eval --ckpt "$SR" --data "$DATA" --len 16 --factor 2 --json
-expect_error "--factor with dynamic" -- eval --ckpt "$SR" --data "$DATA" --len 16 --rope-scaling dynamic --factor 2 --json
+expect_error "--attention-factor with llama3" "--attention-factor applies only to" -- eval --ckpt "$SR" --data "$DATA" --len 16 --rope-scaling llama3 --attention-factor 2 --json
 expect_error "--factor below 1" -- eval --ckpt "$SR" --data "$DATA" --len 16 --rope-scaling linear --factor 0.5 --json
 expect_error "--rope-scaling with alibi" -- eval --ckpt "$SA" --data "$DATA" --len 16 --rope-scaling ntk --json
 expect_error "learned L > max_len names both" 129 128 -- eval --ckpt "$SL" --data "$DATA" --len 129 --windows 1 --json
