@@ -22,8 +22,8 @@ struct FireValues {
         m(f.m.item()) {}
 };
 
-// Row i of sequence b: the inputs u_j of its Tk keys (0 for masked keys, whose bias the mask
-// discards), and what the backward needs of them: du/d|c| and du/dLthr per key.
+// Row i of sequence b, for the backward (in double): the inputs u_j of its keys and what the
+// backward needs of them: du/d|c| and du/dLthr per key.
 // Only the keys j < e the row can see are computed (causal: e = q_pos0 + i + 1).
 struct FireRow {
   std::vector<double> u, du_dc, du_dl;
@@ -50,27 +50,47 @@ void fire_row(const FireValues& v, const PositionContext& ctx, int64_t b, int64_
   }
 }
 
-// out[h * ld + j] = b2_h + sum_w w2_hw relu(w0_w u_j + b0_w): the MLP on one row of inputs,
-// the loops over keys innermost (they vectorise); keys past the row's inputs (masked) get 0.
+// phi(n) = ln(|c| n + 1) for every distance n = 0 .. max the call meets: one log per distance,
+// not one per pair (at L = 4096 a layer has 8.4 M pairs and 4,096 distances).
+std::vector<double> phi_table(const FireValues& v, const PositionContext& ctx) {
+  int64_t most = 0;
+  for (int64_t b = 0; b < ctx.rows(); ++b)
+    most = std::max(most, ctx.position(b, ctx.Tk - 1) - ctx.position(b, 0));
+  std::vector<double> phi(most + 1);
+  const double c = std::abs(v.c);
+  for (int64_t n = 0; n <= most; ++n) phi[n] = std::log1p(c * static_cast<double>(n));
+  return phi;
+}
+
+// Row i of sequence b, forward only: out[h * ld + j] = b2_h + sum_w w2_hw relu(w0_w u_j + b0_w)
+// for its e visible keys, 0 for the masked ones. Computed in T: the loops over keys innermost
+// (they vectorise), the hidden unit r_w of every key in scratch, then added into each head.
 template <class T>
-void mlp_row(const FireValues& v, const std::vector<double>& u, T* out, int64_t ld,
-             int64_t Tk_all) {
-  const int64_t Tk = static_cast<int64_t>(u.size());
-  std::vector<double> acc(v.H * Tk);
-  for (int64_t h = 0; h < v.H; ++h)
-    std::fill(acc.begin() + h * Tk, acc.begin() + (h + 1) * Tk, v.b2[h]);
-  for (int64_t w = 0; w < v.W; ++w) {
-    const double a = v.w0[w], bw = v.b0[w];
-    for (int64_t h = 0; h < v.H; ++h) {
-      const double k = v.w2[h * v.W + w];
-      double* o = acc.data() + h * Tk;
-#pragma omp simd
-      for (int64_t j = 0; j < Tk; ++j) o[j] += k * std::max(a * u[j] + bw, 0.0);
-    }
-  }
+void forward_row(const FireValues& v, const std::vector<double>& phi, const PositionContext& ctx,
+                 int64_t b, int64_t i, int64_t T0, bool causal, T* out, int64_t ld,
+                 std::vector<T>& u, std::vector<T>& r) {
+  const int64_t Tk = ctx.Tk, Pi = ctx.position(b, ctx.q_pos0 + i);
+  const double Lthr = std::abs(v.m) * static_cast<double>(T0);
+  const double L = std::max(Lthr, static_cast<double>(Pi));
+  const double inv = 1 / (std::log1p(std::abs(v.c) * L) + 1e-6);  // 1 / (phi(L_i) + 1e-6)
+  const int64_t e = causal ? std::min(Tk, ctx.q_pos0 + i + 1) : Tk;
+  u.resize(e), r.resize(e);
+  for (int64_t j = 0; j < e; ++j)
+    u[j] = static_cast<T>(phi[std::abs(Pi - ctx.position(b, j))] * inv);
   for (int64_t h = 0; h < v.H; ++h) {
-    for (int64_t j = 0; j < Tk; ++j) out[h * ld + j] = static_cast<T>(acc[h * Tk + j]);
-    std::fill(out + h * ld + Tk, out + h * ld + Tk_all, T(0));
+    std::fill(out + h * ld, out + h * ld + e, static_cast<T>(v.b2[h]));
+    std::fill(out + h * ld + e, out + h * ld + Tk, T(0));
+  }
+  for (int64_t w = 0; w < v.W; ++w) {
+    const T a = static_cast<T>(v.w0[w]), bw = static_cast<T>(v.b0[w]);
+#pragma omp simd
+    for (int64_t j = 0; j < e; ++j) r[j] = std::max(a * u[j] + bw, T(0));
+    for (int64_t h = 0; h < v.H; ++h) {
+      const T k = static_cast<T>(v.w2[h * v.W + w]);
+      T* o = out + h * ld;
+#pragma omp simd
+      for (int64_t j = 0; j < e; ++j) o[j] += k * r[j];
+    }
   }
 }
 
@@ -116,16 +136,18 @@ Tensor fire_bias(const FireParams& f, const PositionContext& ctx, int64_t T0, bo
   const FireValues v(f);
   const int64_t R = ctx.rows(), Tq = ctx.Tq, Tk = ctx.Tk, H = v.H, W = v.W;
   Tensor y = Tensor::empty({R, H, Tq, Tk}, f.w0.dtype());
+  const std::vector<double> phi = phi_table(v, ctx);
   dispatch(y.dtype(), [&](auto zero) {
     using T = decltype(zero);
     T* out = y.data<T>();
-#pragma omp parallel for schedule(dynamic, 8) collapse(2)
-    for (int64_t b = 0; b < R; ++b)
-      for (int64_t i = 0; i < Tq; ++i) {
-        FireRow r;
-        fire_row(v, ctx, b, i, T0, causal, false, r);
-        mlp_row<T>(v, r.u, out + (b * H * Tq + i) * Tk, Tq * Tk, Tk);
-      }
+#pragma omp parallel
+    {
+      std::vector<T> u, r;  // one row's inputs and hidden unit, per thread
+#pragma omp for schedule(dynamic, 8) collapse(2)
+      for (int64_t b = 0; b < R; ++b)
+        for (int64_t i = 0; i < Tq; ++i)
+          forward_row<T>(v, phi, ctx, b, i, T0, causal, out + (b * H * Tq + i) * Tk, Tq * Tk, u, r);
+    }
   });
   const PositionContext at = [&] {  // the positions only: the backward keeps no tables
     PositionContext p;
