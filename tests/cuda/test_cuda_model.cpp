@@ -463,3 +463,32 @@ TEST_CASE("cuda: `poslab train` on the GPU follows the CPU run, and resumes ther
       REQUIRE(pb[i].tensor.to_vector() == pa[i].tensor.to_vector());
   }
 }
+
+TEST_CASE("cuda: p-RoPE and --nope-every equal the CPU; the CPU-only v5 schemes are refused",
+          "[cuda]") {
+  // p-RoPE and NoPE layers are tables and a skipped rotation: the GPU runs them as RoPE.
+  NoGrad no_grad;
+  Ids x = random_ids(1, 300, 105, 8), y = random_ids(1, 300, 105, 9);
+  for (int variant = 0; variant < 2; ++variant) {
+    GPTConfig cc = canonical(PeKind::rope);
+    if (variant == 0) cc.pe.rope_proportion = 7.0 / 16;
+    if (variant == 1) cc.pe.nope_every = 4;
+    GPTConfig cg = cc;
+    cg.device = Device::cuda;
+    GPT mc(cc, 5), mg(cg, 5);
+    INFO("p = " << cc.pe.rope_proportion << ", nope_every = " << cc.pe.nope_every);
+    Tensor rc, rg;
+    double lc = mc.loss(x, y, &rc).item(), lg = mg.loss(x, y, &rg).item();
+    REQUIRE(lg == Approx(lc).epsilon(1e-5));
+    REQUIRE_CLOSE(rg, rc, 1e-4, 1e-4);
+  }
+  for (PeKind pe : {PeKind::kerple, PeKind::fire, PeKind::xpos}) {
+    GPTConfig c = canonical(pe);
+    c.device = Device::cuda;
+    REQUIRE_THROWS_WITH(GPT(c, 1), Catch::Contains(std::string("--pe ") + pe_name(pe) +
+                                                   " runs on the CPU only"));
+  }
+  GPTConfig r = canonical(PeKind::rope);
+  r.device = Device::cuda, r.pe.random_positions = 1024;
+  REQUIRE_THROWS_WITH(GPT(r, 1), Catch::Contains("--random-positions runs on the CPU only"));
+}
