@@ -1,6 +1,8 @@
 // guide_figures.cpp — `poslab figure` (guide_figures.h): the guide's figures from the formulas.
 #include "cli/guide_figures.h"
 
+#include "cli/guide_figures_v5.h"
+
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -336,8 +338,10 @@ GuideFigure make_guide_figure(const std::string& name, const FigureOptions& o) {
     const std::vector<NgramRow> rows = ngram_rows(o.data_dir, o.data_dir);
     return {render_line_plot(ngram_figure(rows, o.data_dir)), ngram_table(rows, o.data_dir)};
   }
+  if (std::optional<GuideFigure> v5 = make_v5_figure(name, o)) return *v5;
   fail("figure: unknown figure '", name,
-       "'; valid: rope-decay, rope-scaling, yarn-ramp, alibi-bias, ngram");
+       "'; valid: rope-decay, rope-scaling, yarn-ramp, alibi-bias, ngram, kerple-kernel, ",
+       "prope-pairs, xpos-decay, rope-ramps");
 }
 
 std::string render_guide_figure(const std::string& name, const FigureOptions& o) {
@@ -358,7 +362,8 @@ int cmd_figure(int argc, char** argv) {
        {"data", "DIR  a prepared corpus: ngram"}},
       argc, argv);
   if (a.help()) {
-    std::printf("%sNAME: rope-decay, rope-scaling, yarn-ramp, alibi-bias, ngram (docs/cli.md)\n",
+    std::printf("%sNAME: rope-decay, rope-scaling, yarn-ramp, alibi-bias, ngram, kerple-kernel, "
+                "prope-pairs, xpos-decay, rope-ramps (docs/cli.md)\n",
                 a.usage().c_str());
     return 0;
   }

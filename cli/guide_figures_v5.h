@@ -1,0 +1,33 @@
+// guide_figures_v5.h — `poslab figure NAME` for the v5 schemes and scalings (cli/guide_figures.h
+// has the others), each computed from the formulas of posenc/ and drawn with plot/plot.h:
+//   kerple-kernel   KERPLE's bias -p ln(1 + a n) against the distance n (posenc/kerple.h) for a
+//                   few (p, a), each beside ALiBi's line -p a n, the tangent it starts on: the
+//                   log bends away from the line once a n passes about 1.
+//   prope-pairs     the wavelength 2 pi / w_i of each pair i of a head (D = --head-dim, theta):
+//                   plain RoPE, p-RoPE at p = 7/16 (pairs from K = floor(p D/2) on never turn:
+//                   drawn as a gap), and --rope-fraction 7/16 (r = 2 floor(f D/2) dims with the
+//                   frequencies spread over them): p keeps the fast pairs as they were, f keeps
+//                   a slow pair; T0 marked.
+//   xpos-decay      xPos's factor zeta_i^(n/B) on pair i's share of q.k against the distance n
+//                   (posenc/xpos.h), for the fastest, a middle and the slowest pair, B = 512.
+//   rope-ramps      each pair's share of its original frequency kept under YaRN (the deployed
+//                   ramp, truncated and not, and the paper's) and Llama 3 (lff 1, hff 4), at
+//                   T0 = --train-len, theta, D = --head-dim: 1 = unchanged, 0 = divided by s.
+// The study's sizes are the defaults of these four (D = 32, T0 = 256); the command prints the
+// numbers drawn, one line a pair or a distance, before "wrote FILE".
+#pragma once
+#include <optional>
+
+#include "cli/guide_figures.h"
+
+namespace poslab {
+
+// The figure `name` if it is one of the four above, else nullopt.
+std::optional<GuideFigure> make_v5_figure(const std::string& name, const FigureOptions& o);
+
+LinePlot kerple_kernel_figure();
+LinePlot prope_pairs_figure(const FigureOptions& o);
+LinePlot xpos_decay_figure(const FigureOptions& o);
+LinePlot rope_ramps_figure(const FigureOptions& o);
+
+}  // namespace poslab
