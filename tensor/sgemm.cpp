@@ -161,7 +161,11 @@ struct Panels {
 // half of that: ldb * 4 * KC <= L2 / 2. Both paths give the same bits.
 int64_t l2_bytes() {
   static const int64_t v = [] {
+#ifdef _SC_LEVEL2_CACHE_SIZE
     const long n = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#else
+    const long n = 0;  // WebAssembly (the explorer) cannot ask
+#endif
     return n > 0 ? int64_t(n) : int64_t(512) << 10;  // unknown: assume the smaller L2
   }();
   return v;
@@ -253,6 +257,9 @@ const SgemmKernel* sgemm_kernel_for(Isa isa) {
     case Isa::avx2:
       return &sgemm_avx2_kernel;
     case Isa::generic:
+#ifdef __wasm_simd128__
+      return &sgemm_wasm_kernel;
+#endif
       break;
   }
   return nullptr;

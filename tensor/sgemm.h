@@ -28,8 +28,12 @@ struct SgemmKernel {
 
 extern const SgemmKernel sgemm_avx2_kernel;    // 6 x 16, ymm registers, AVX2 + FMA
 extern const SgemmKernel sgemm_avx512_kernel;  // 12 x 32, zmm registers, AVX-512F
+#ifdef __wasm_simd128__
+extern const SgemmKernel sgemm_wasm_kernel;  // 4 x 8, WebAssembly SIMD (the explorer's build)
+#endif
 
-// The kernel for an ISA (null for generic: OpenBLAS multiplies there).
+// The kernel for an ISA (null for generic: OpenBLAS multiplies there; in the WebAssembly build,
+// which has no OpenBLAS, generic is sgemm_wasm_kernel).
 const SgemmKernel* sgemm_kernel_for(Isa isa);
 
 // The kernel gemm<float> uses on this machine: sgemm_kernel_for(cpu_isa()), or null when
