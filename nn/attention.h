@@ -11,10 +11,11 @@
 //   out = c_proj(y viewed as (B,T,C))
 // The module never asks which scheme it runs with.
 //
-// To read the math first: the same layer as plain loops in double, forward and backward, is
-// attention_forward / attention_backward in nn/gpt_reference.cpp (the whole model, one file),
-// which calls attention_reference.cpp for the scores, mask, softmax and P v. The fused op and
-// its kernels (attention_op.cpp, attention_kernels.cpp) are tested equal to them.
+// To read the math first: the same layer as plain loops in double, forward and backward, with
+// every scheme's positional term, is attention_forward / attention_backward in
+// nn/gpt_reference.cpp (the whole model, one file). The fused op and its kernels
+// (attention_op.cpp, attention_kernels.cpp) are tested equal to attention_reference.cpp, the
+// op's own plain loops, and the model to the one file.
 #pragma once
 #include "nn/attention_op.h"
 #include "nn/linear.h"

@@ -1,5 +1,5 @@
 // attention_kernels.cpp — the fused attention on the CPU (semantics: attention_op.h; the same
-// math as plain loops, the file to read first: attention_reference.cpp). The entry points are
+// math as plain loops: attention_reference.cpp, its reference). The entry points are
 // at the bottom: forward_heads and backward_heads share out the (b,h) heads among threads.
 //
 // Rows are processed in blocks of kRowBlock queries: a block needs only the keys its rows can

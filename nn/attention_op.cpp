@@ -1,7 +1,8 @@
 // attention_op.cpp — the fused attention op: checks, one autograd node, the kernels of the
-// inputs' device (nn/attention_kernels.h). The math, as plain loops to read first:
-// attention_reference.cpp (this op's reference, forward and hand-derived backward), and the
-// whole model around it in gpt_reference.cpp. The kernels are tested equal to both.
+// inputs' device (nn/attention_kernels.h). The math as plain loops: attention_reference.cpp
+// (this op's reference, with every option the op has: decoding offsets, windows, log scale,
+// per-row frequencies), and the model's attention layer in nn/gpt_reference.cpp (the file to
+// start from). The kernels are tested equal to both.
 #include "nn/attention_op.h"
 
 #include <cmath>

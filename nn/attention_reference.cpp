@@ -1,7 +1,9 @@
-// attention_reference.cpp — attention as plain loops over its math, forward and backward: the
-// file to read first, and the reference the fused kernels (attention_kernels.cpp, .cu) are
-// tested against (tests/nn/test_attention*.cpp). Semantics: attention_op.h. In double. The
-// whole model's reference (gpt_reference.cpp) calls attention_reference_forward and _backward.
+// attention_reference.cpp — the fused attention op as plain loops over its math, forward and
+// backward: the reference its kernels (attention_kernels.cpp, .cu) are tested against
+// (tests/nn/test_attention*.cpp), with every option the op has (decoding offsets, windows, log
+// scale, per-row frequencies, the bias table and per-pair bias). Semantics: attention_op.h. In
+// double. The model's attention layer in training, with each scheme's positional term, is
+// written out on its own in nn/gpt_reference.cpp (read that first); this file is the op's.
 //
 // For batch b, head h (dropped below), query row i at position P_i = q_pos0 + i, and key j:
 //   s_ij = scale q_i . k_j + rel_bias[h, j - i + Tq - 1]      (bias: 0 without a table)

@@ -1,6 +1,7 @@
 // attention_reference.h — attention as plain loops on arrays of doubles (the math and its
 // hand-derived backward: attention_reference.cpp). The fused kernels are tested against these
-// loops, and the whole-model reference (gpt_reference.cpp) calls them for its attention layer.
+// loops; the model's attention layer is written out again in nn/gpt_reference.cpp, which needs
+// no file but its own.
 // The Tensor-level entry points (with an autograd node) are in attention_op.h.
 #pragma once
 #include <vector>

@@ -50,13 +50,14 @@ Tensor alibi_bias(const std::vector<double>& slopes, int64_t q_pos0, int64_t Tq,
 }
 
 // ctx.offset: ignored, the bias depends on i - j alone (a test says so). Under random
-// positions each sequence has its own distances: a per-pair bias -m_h n, (Bp, H, Tq, Tk).
+// positions each sequence has its own distances: a per-pair bias -m_h n, (Bp, H, Tq, Tk), with
+// n = |P_i - P_j| without the causal mask, as the table's |r|.
 void ALiBi::build(PositionContext& ctx, DType dtype, Device device) const {
   if (!ctx.random()) {
     ctx.rel_bias = alibi_bias(slopes_, ctx.q_pos0, ctx.Tq, ctx.Tk, dtype).to(device);
     return;
   }
-  const std::vector<double> n = ctx.distances(true);  // masked pairs: 0
+  const std::vector<double> n = ctx.distances(causal_);  // masked pairs: 0
   const int64_t H = static_cast<int64_t>(slopes_.size()), R = ctx.rows(), TT = ctx.Tq * ctx.Tk;
   std::vector<double> b(R * H * TT);
   for (int64_t r = 0; r < R; ++r)

@@ -44,7 +44,9 @@ Tensor alibi_bias(const std::vector<double>& slopes, int64_t q_pos0, int64_t Tq,
 
 class ALiBi final : public PositionalEncoding {
  public:
-  explicit ALiBi(int64_t n_head) : slopes_(alibi_slopes(n_head)) {}
+  // causal: the distances of random positions (without the mask, n = |P_i - P_j|)
+  explicit ALiBi(int64_t n_head, bool causal = true)
+      : slopes_(alibi_slopes(n_head)), causal_(causal) {}
   PeKind kind() const override { return PeKind::alibi; }
   // q and k as given, and ctx.rel_bias: the table of the forward's positions, built once for
   // every layer (build) and copied to the GPU there.
@@ -57,6 +59,7 @@ class ALiBi final : public PositionalEncoding {
 
  private:
   std::vector<double> slopes_;
+  bool causal_;
 };
 
 }  // namespace poslab

@@ -73,7 +73,7 @@ std::unique_ptr<PositionalEncoding> make_posenc(const PosencConfig& cfg, const P
       return std::make_unique<RoPE>(dims.d_model / dims.n_head, cfg.theta, cfg.rope_layout,
                                     cfg.rope_fraction, cfg.rope_proportion);
     case PeKind::alibi:
-      return std::make_unique<ALiBi>(dims.n_head);
+      return std::make_unique<ALiBi>(dims.n_head, dims.causal);
     case PeKind::t5:
       return std::make_unique<T5Bias>(dims.n_head,
                                       T5Options{cfg.t5_buckets, cfg.t5_max_distance, dims.causal},

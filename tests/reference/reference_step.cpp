@@ -2,13 +2,13 @@
 // plain loops of nn/gpt_reference.cpp and the framework (GPT::loss, then backward()). Prints
 // the two losses and, per parameter, the largest gradient and the largest difference.
 //
-//   make reference PE=rope                      (or PE=none|learned|sinusoidal|alibi|t5)
+//   make reference PE=rope       (or none, learned, sinusoidal, alibi, t5, kerple, fire, xpos)
 //   build/release/tests/reference_step --pe t5 --embedding scaled --causal false
 #include <cstdio>
 #include <cstring>
 #include <string>
 
-#include "nn/gpt_reference.h"
+#include "tests/nn/gpt_reference_adapter.h"
 
 using namespace poslab;
 
@@ -60,10 +60,14 @@ int main(int argc, char** argv) try {
       pe_name(c.pe.kind), embedding_name(c.embedding), c.causal ? "true" : "false",
       (long long)c.vocab_size, (long long)c.n_embd, (long long)c.n_head, (long long)c.n_layer,
       (long long)c.block_size);
-  const ReferenceStep ref = gpt_reference_step(model, ids, targets);
+  namespace ref = poslab::reference;
+  const ref::Config rc = test::reference_config(model.config());
+  ref::StepResult r =
+      ref::forward_backward(rc, test::reference_params(model), test::reference_batch(ids, targets));
+  const std::vector<ref::NamedArray> grads = ref::named_arrays(rc, r.grad);
   Tensor loss = model.loss(ids, targets);
   backward(loss);
-  std::printf("loss   reference (nn/gpt_reference.cpp) %.15f\n", ref.loss);
+  std::printf("loss   reference (nn/gpt_reference.cpp) %.15f\n", r.loss);
   std::printf("       framework (GPT::loss)            %.15f\n\n", loss.item());
   std::printf("%-36s %12s %12s\n", "gradient of", "max |grad|", "max |diff|");
   double worst = 0;
@@ -72,8 +76,8 @@ int main(int argc, char** argv) try {
     const std::vector<double> g = params[i].tensor.grad().to_vector();
     double largest = 0, diff = 0;
     for (size_t k = 0; k < g.size(); ++k) {
-      largest = std::max(largest, std::abs(ref.grads[i].value[k]));
-      diff = std::max(diff, std::abs(g[k] - ref.grads[i].value[k]));
+      largest = std::max(largest, std::abs((*grads[i].value)[k]));
+      diff = std::max(diff, std::abs(g[k] - (*grads[i].value)[k]));
     }
     worst = std::max(worst, diff);
     std::printf("%-36s %12.3e %12.3e\n", params[i].name.c_str(), largest, diff);
