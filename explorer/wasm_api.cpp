@@ -189,6 +189,20 @@ EMSCRIPTEN_KEEPALIVE double px_eval(int h, const int32_t* ids, int n, int offset
   });
 }
 
+// The reference of docs/evaluation.md for the same targets: tokens[0..n)'s n-1 targets each
+// scored with at most `window` tokens of context at trained positions (sliding_losses, the
+// windows poslab eval's sliding comparison uses; window = T0). n must exceed window + 1.
+// Writes n-1 losses to out; returns 0, or -1 with px_error.
+EMSCRIPTEN_KEEPALIVE int px_sliding(int h, const int32_t* ids, int n, int window, double* out) {
+  return guarded(-1, [&] {
+    const GPT& m = *session(h).model;
+    const std::vector<double> v = sliding_losses(m, tokens_of(m, ids, n), window, 0, n - 1);
+    std::copy(v.begin(), v.end(), out);
+    cpu_empty_cache();
+    return 0;
+  });
+}
+
 // tokens[0..n) through the model once: for each position the k most likely next characters
 // (ids to top_ids, probabilities to top_p, n*k each, most likely first), and every layer's
 // attention weights kept for px_attention_row. Returns 0, or -1 with px_error.

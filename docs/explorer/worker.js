@@ -70,6 +70,14 @@ const ops = {
       return { mean, losses: f64(po, L), ms: performance.now() - t0 };
     })));
   },
+  // The T0 sliding-window reference for the same targets (px_sliding).
+  sliding({ name, ids, window }) {
+    const h = handle(name), L = ids.length - 1;
+    return withInts(ids, (pi) => withBuffer(8 * L, (po) => {
+      check(M._px_sliding(h, pi, ids.length, window, po) === 0);
+      return f64(po, L);
+    }));
+  },
   // Top-k next characters per position; the attention maps stay in the worker for row().
   inspect({ name, ids, k }) {
     const h = handle(name), n = ids.length;
