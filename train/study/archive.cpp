@@ -24,7 +24,7 @@ void import_archived_tables(const StudyConfig& c) {
   if (dir.empty() || !fs::exists(dir)) return;
   // the speeds earlier invocations measured first (the report's throughput table), and the
   // tuning's choices, which --plan, --job and --report read without tuning
-  for (const char* file : {"throughput.csv", "tuning.csv"})
+  for (const char* file : {"throughput.csv", "tuning.csv", "screening.csv"})
     if (fs::exists(dir + "/" + file) && !fs::exists(c.out + "/" + file)) {
       fs::create_directories(c.out);
       fs::copy_file(dir + "/" + file, c.out + "/" + file);
@@ -39,8 +39,8 @@ int import_archived_runs(const StudyConfig& c, const StudyPlan& p) {
   archived.out = fs::path(dir).parent_path().string();  // <archive>/<run> is run_dir's layout
   int n = 0;
   for (const RunSpec& r : p.runs) {
-    if (run_done(c, p, r) || !fs::exists(archived.run_dir(r.name) + "/done.json")) continue;
-    if (!run_done(archived, p, r)) {
+    if (marked_done(c, r) || !fs::exists(archived.run_dir(r.name) + "/done.json")) continue;
+    if (!marked_done(archived, r)) {
       std::fprintf(stderr, "archive: %s was made with other options; it is made again\n",
                    r.name.c_str());
       continue;
@@ -49,9 +49,9 @@ int import_archived_runs(const StudyConfig& c, const StudyPlan& p) {
     for (const auto& e : fs::directory_iterator(archived.run_dir(r.name)))
       fs::copy_file(e.path(), c.run_dir(r.name) + "/" + e.path().filename().string(),
                     fs::copy_options::overwrite_existing);
-    const std::string model = fs::path(dir).parent_path().string() + "/models/" +
-                              pe_name(r.train.model.pe.kind) + ".safetensors";
-    if (r.name == main_run_name(pe_name(r.train.model.pe.kind), 1) && fs::exists(model))
+    const std::string model =
+        fs::path(dir).parent_path().string() + "/models/" + r.scheme + ".safetensors";
+    if (r.name == main_run_name(r.scheme, 1) && r.probes && fs::exists(model))
       fs::copy_file(model, c.run_dir(r.name) + "/model.safetensors",
                     fs::copy_options::overwrite_existing);
     ++n;

@@ -20,6 +20,7 @@
 #include "train/study/schedule.h"
 #include "train/study/tables.h"
 #include "train/study/timing.h"
+#include "train/study/tune.h"
 
 #ifndef POSLAB_SOURCE_DIR
 #define POSLAB_SOURCE_DIR "."
@@ -121,7 +122,7 @@ void collect_evals(const StudyConfig& c, const StudyPlan& p) {
   std::vector<PositionRow> positions;
   for (const EvalSpec& e : p.evals) {
     const RunSpec& r = p.run(e.run);
-    const std::string sc = e.pe == "rope" ? scaling_name(e.scaling) : "";
+    const std::string sc = study_scheme(e.pe).pe == PeKind::rope ? scaling_label(e) : "";
     const long seed = static_cast<long>(e.seed);
     for (int64_t L : c.lens) {
       if (!evaluates_at(r, L)) continue;
@@ -142,10 +143,11 @@ void collect_evals(const StudyConfig& c, const StudyPlan& p) {
   write_rows(c.out + "/position_loss.csv", positions);
 }
 
-// mlm.csv and tasks.csv: the rows each run wrote, in the order of the plan.
+// mlm.csv, tasks.csv and passkey_distance.csv: the rows each run wrote, in the order of the plan.
 void collect_scores(const StudyConfig& c, const StudyPlan& p) {
   std::vector<MlmRow> mlm;
   std::vector<TaskRow> tasks;
+  std::vector<PasskeyDistanceRow> distances;
   for (const RunSpec& r : p.runs) {
     const std::string dir = c.run_dir(r.name);
     if (r.mlm_check)
@@ -153,9 +155,14 @@ void collect_scores(const StudyConfig& c, const StudyPlan& p) {
     if (r.task)
       for (const TaskRow& t : read_rows<TaskRow>(need(c, r, dir + "/tasks.csv")))
         tasks.push_back(t);
+    if (r.task && r.task->name == "passkey")
+      for (const PasskeyDistanceRow& t :
+           read_rows<PasskeyDistanceRow>(need(c, r, dir + "/passkey_distance.csv")))
+        distances.push_back(t);
   }
   write_rows(c.out + "/mlm.csv", mlm);
   write_rows(c.out + "/tasks.csv", tasks);
+  write_rows(c.out + "/passkey_distance.csv", distances);
 }
 
 // attribution.csv, copy.csv and rope_pairs.csv: the probes of every main run (probes.h).
@@ -171,7 +178,7 @@ void collect_probes(const StudyConfig& c, const StudyPlan& p) {
     const std::string dir = c.run_dir(r.name);
     append(attribution, read_rows<AttributionRow>(need(c, r, dir + "/attribution.csv")));
     append(copy, read_rows<CopyCsvRow>(need(c, r, dir + "/copy.csv")));
-    if (r.train.model.pe.kind == PeKind::rope)
+    if (r.scheme == "rope")
       append(pairs, read_rows<RopePairRow>(need(c, r, dir + "/rope_pairs.csv")));
   }
   write_rows(c.out + "/attribution.csv", attribution);
@@ -302,7 +309,7 @@ void collect_models(const StudyConfig& c, const StudyPlan& p) {
     append_attention(attention_maps(*ck.model, window, vocab, ""), pe, r.name, attention);
     append_distances(c, *ck.model, val, pe, r.name, distances);
     long params = ck.model->num_parameters();
-    loc.push_back(loc_row(pe, pe, params));
+    loc.push_back(loc_row(pe, pe_name(study_scheme(pe).pe), params));
     if (pe == "rope") rope_params = params;
   }
   if (rope_params) loc.push_back(loc_row("rope_scaling", "rope_scaling", rope_params));
@@ -320,10 +327,8 @@ void collect_timing(const StudyConfig& c, const StudyPlan& p, double report_seco
   for (const std::string& corpus : p.corpora())
     for (const TimingRow& t : read_stages(c.corpus_dir(corpus))) rows.push_back(t);
   for (const RunSpec& r : p.runs)
-    for (const TimingRow& t : read_stages(c.run_dir(r.name))) rows.push_back(t);
-  for (const RunSpec& r : tuning_plan(c).runs)  // where --tune (or the full study) made them
     for (const TimingRow& t : read_stages(c.run_dir(r.name)))
-      rows.push_back({"tune " + t.stage, t.seconds});
+      rows.push_back({(r.tuning ? "tune " : "") + t.stage, t.seconds});
   rows.push_back({"report", report_seconds});
   write_rows(c.out + "/timing.csv", rows);
 }
@@ -335,14 +340,15 @@ RunRow run_row(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
   std::vector<LogRow> log = read_log(need(c, r, dir + "/log.csv"));
   RunRow row;
   row.run = r.name;
-  row.pe = pe_name(r.train.model.pe.kind);
+  row.pe = r.scheme;
   row.seed = static_cast<long>(r.train.seed);
   row.objective = objective_name(r.train.objective);
   row.corpus = r.corpus;
   row.embedding = embedding_name(r.train.model.embedding);
   row.lr = r.train.adam.lr;
-  row.steps = r.train.steps;
-  row.tokens = r.train.steps * r.train.batch * r.train.model.block_size;
+  // a screened run's constant phase pauses where its B/4 branch starts
+  row.steps = r.train.stop_after > 0 ? r.train.stop_after : r.train.steps;
+  row.tokens = row.steps * r.train.batch * r.train.model.block_size;
   row.train_seconds = stage_seconds(dir, "train " + r.name);
   row.schedule = schedule_name(r.train.schedule);
   row.branch_of = r.start_step > 0 ? r.after : "";
@@ -353,9 +359,10 @@ RunRow run_row(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
   return row;
 }
 
-// The plan without the runs that are not done (a --time-limit left them for later): the
-// report is made of what is there, and its "what was cut" lists the rest.
-static StudyPlan done_part(const StudyConfig& config, const StudyPlan& p) {
+// The plan without the runs that are not done (a --time-limit left them for later) and, with
+// `tuning` false, without the tuning runs (tuning.csv's): the report is made of what is there,
+// and its "what was cut" lists the rest.
+static StudyPlan done_part(const StudyConfig& config, const StudyPlan& p, bool tuning) {
   StudyConfig c = config;
   c.force = false;
   StudyPlan done = p;
@@ -363,6 +370,7 @@ static StudyPlan done_part(const StudyConfig& config, const StudyPlan& p) {
   done.evals.clear();
   std::string left;
   for (const RunSpec& r : p.runs) {
+    if (r.tuning && !tuning) continue;
     if (run_done(c, p, r))
       done.runs.push_back(r);
     else
@@ -371,7 +379,7 @@ static StudyPlan done_part(const StudyConfig& config, const StudyPlan& p) {
   for (const EvalSpec& e : p.evals)
     for (const RunSpec& r : done.runs)
       if (r.name == e.run) done.evals.push_back(e);
-  if (!left.empty())
+  if (!left.empty() && !tuning)
     std::fprintf(stderr, "collect: not done, so not in the tables (the report lists them): %s\n",
                  left.c_str());
   return done;
@@ -379,7 +387,7 @@ static StudyPlan done_part(const StudyConfig& config, const StudyPlan& p) {
 
 void collect_results(const StudyConfig& c, const StudyPlan& plan) {
   auto t0 = std::chrono::steady_clock::now();
-  const StudyPlan p = done_part(c, plan);
+  const StudyPlan p = done_part(c, plan, false);
   std::error_code ec;
   fs::create_directories(c.out + "/curves", ec);
   collect_runs(c, p);
@@ -389,7 +397,8 @@ void collect_results(const StudyConfig& c, const StudyPlan& plan) {
   const double fitting = collect_ngrams(c, p);
   collect_models(c, p);
   collect_corpus(c);
-  collect_timing(c, p, seconds_since(t0) - fitting);
+  write_rows(c.out + "/tuning.csv", tuning_rows(c));
+  collect_timing(c, done_part(c, plan, true), seconds_since(t0) - fitting);
 }
 
 std::vector<double> mean_attention_distance(const Tensor& p) {

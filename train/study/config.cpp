@@ -26,36 +26,39 @@ const char* study_size_name(StudySize size) {
 
 namespace {
 
-// The same pipeline, small enough for a few minutes on 2 cores, report included: 40 steps of
-// batch 8 (branches at 10 and 20), two main seeds (so the figures show a spread), one seed
-// elsewhere, two windows per length, short task runs. Its numbers show that the pipeline works,
-// not what the schemes do.
+// The same pipeline, small enough for a few minutes on 2 cores, report included: 32 steps of
+// batch 8 (branches at 8 and 16), two main seeds (so the figures show a spread), one seed
+// elsewhere, two windows per length, one probe window, two copy examples per gap, short task
+// runs, a tuning grid of two rates (the kept schemes' of one, so each checks the second). Its
+// numbers show that the pipeline works, not what the schemes do.
 void make_quick(StudyConfig& c) {
-  c.steps = 40, c.batch = 8, c.task_steps = 30;
-  c.main_seeds = 2, c.ablation_seeds = 1, c.task_seeds = 1, c.task_seeds_other = 1;
-  c.finetune_seeds = 1;
+  c.steps = 32, c.batch = 8, c.task_steps = 30;
+  c.main_seeds = 2, c.ablation_seeds = 1, c.task_seeds = 1, c.none_task_seeds = 1;
+  c.screen_seeds = 1, c.finetune_seeds = 1;
   c.eval_windows = 2;
-  c.probe_windows = 2, c.copy_examples = 8;
-  c.tune_divisor = 2;
+  c.probe_windows = 1, c.copy_examples = 2;
+  c.tune_lrs = {4e-3, 8e-3}, c.tune_divisor = 4, c.tune_edge_seeds = 1;
 }
 
 // A toy network on short windows: seconds, for the tests of the pipeline itself.
 void make_tiny(StudyConfig& c) {
   c.d = 32, c.layers = 1, c.heads = 2, c.ctx = 32;
   c.steps = 16, c.batch = 4, c.task_steps = 4;
-  c.main_seeds = 2, c.ablation_seeds = 1, c.task_seeds = 1, c.task_seeds_other = 1;
-  c.finetune_seeds = 1;
+  c.main_seeds = 2, c.ablation_seeds = 1, c.task_seeds = 1, c.none_task_seeds = 1;
+  c.screen_seeds = 1, c.finetune_seeds = 1;
   c.lens = {32, 64, 128};
   c.eval_windows = 2, c.buckets = 4, c.attention_len = 16, c.context_window = 8;
   c.probe_windows = 1, c.copy_examples = 2;
   c.tune_lrs = {1e-3, 4e-3}, c.tune_batches = {4}, c.tune_divisor = 4;
+  c.tune_first = false;
 }
 
 // The full study at 2 B and 5 seeds, for a GPU (--device cuda) or many machines (--plan): the
 // same network, lengths and evaluations.
 void make_large(StudyConfig& c) {
   c.steps *= 2, c.task_steps *= 4;
-  c.main_seeds = 5, c.ablation_seeds = 3, c.task_seeds = 5, c.task_seeds_other = 3;
+  c.main_seeds = 5, c.ablation_seeds = 3, c.task_seeds = 5, c.none_task_seeds = 3;
+  c.screen_seeds = 3, c.finetune_seeds = 5;
 }
 
 }  // namespace

@@ -1,67 +1,102 @@
+// copy_probe.cpp — copy at a distance, v2. See copy_probe.h.
 #include "train/study/copy_probe.h"
 
 #include <algorithm>
 
+#include "posenc/random_positions.h"
+#include "train/study/study.h"
+
 namespace poslab {
 
-std::vector<int64_t> copy_distances(int64_t max_len, int64_t m) {
-  const int64_t last = max_len - 2 * m;
+std::vector<int64_t> copy_distances(int64_t max_len, int64_t m, int64_t lead) {
+  const int64_t last = max_len - lead - 2 * m;
   if (last < 16)
-    fail("copy probe: a window of ", max_len, " cannot hold two copies of ", m,
-         " characters 16 apart");
+    fail("copy probe: a window of ", max_len, " cannot hold ", lead,
+         " characters and two copies of ", m, " characters 16 apart");
   std::vector<int64_t> d;
   for (int64_t x = 16; x < last; x *= 2) d.push_back(x);
   d.push_back(last);
   return d;
 }
 
-std::vector<uint16_t> copy_alphabet(const std::vector<std::string>& vocab) {
-  std::vector<uint16_t> ids;
-  for (size_t i = 0; i < vocab.size(); ++i)
-    if (vocab[i] != "\n") ids.push_back(static_cast<uint16_t>(i));
-  return ids;
+CopyOptions study_copy_options(int64_t max_len, int64_t n) {
+  CopyOptions o;
+  o.m = std::min<int64_t>(32, max_len / 8);
+  o.lead = std::min<int64_t>(128, max_len / 8);
+  o.distances = copy_distances(max_len, o.m, o.lead);
+  o.n = n;
+  return o;
+}
+
+int64_t copy_window_length(const CopyOptions& o, int64_t d) {
+  return o.lead + 2 * o.m + d;
 }
 
 namespace {
 
-std::vector<uint16_t> random_string(int64_t m, const std::vector<uint16_t>& alphabet,
-                                    Generator& g) {
-  std::vector<uint16_t> s(m);
-  for (uint16_t& c : s) c = alphabet[g.next_u64() % alphabet.size()];
-  return s;
+int64_t draw_offset(Generator& g, int64_t size, int64_t len) {  // uniform in [0, size - len]
+  return static_cast<int64_t>(g.next_u64() % static_cast<uint64_t>(size - len + 1));
+}
+
+// m consecutive train characters and a random order of them (Fisher-Yates) that differs from
+// them: a string whose every order is itself ("    ") is drawn again.
+std::pair<std::vector<uint16_t>, std::vector<uint16_t>> string_and_shuffle(
+    const std::vector<uint16_t>& train, int64_t m, Generator& g) {
+  for (int tries = 0; tries < 10000; ++tries) {
+    const int64_t at = draw_offset(g, static_cast<int64_t>(train.size()), m);
+    std::vector<uint16_t> s(train.begin() + at, train.begin() + at + m), shuffled = s;
+    for (size_t i = shuffled.size(); i > 1; --i)
+      std::swap(shuffled[i - 1], shuffled[g.next_u64() % i]);
+    if (shuffled != s) return {s, shuffled};
+  }
+  fail("copy probe: 10000 strings of the train split in a row equal their own shuffle");
 }
 
 }  // namespace
 
-CopyExample copy_example(const std::vector<uint16_t>& val, int64_t m, int64_t d,
-                         const std::vector<uint16_t>& alphabet, Generator& g) {
-  if (m < 2 || d < 0) fail("copy probe: expected m >= 2 and d >= 0, but got m ", m, ", d ", d);
-  if (alphabet.size() < 2)
-    fail("copy probe: expected an alphabet of at least 2 tokens, but got ", alphabet.size());
-  if (static_cast<int64_t>(val.size()) < d)
-    fail("copy probe: the val split holds ", val.size(), " tokens, fewer than the gap d = ", d);
-  const int64_t offset =
-      static_cast<int64_t>(g.next_u64() % static_cast<uint64_t>(val.size() - d + 1));
-  const std::vector<uint16_t> s = random_string(m, alphabet, g);
-  std::vector<uint16_t> other = random_string(m, alphabet, g);
-  while (other == s) other = random_string(m, alphabet, g);
+CopyExample copy_example(const std::vector<uint16_t>& train, const std::vector<uint16_t>& val,
+                         const CopyOptions& o, int64_t d, Generator& g) {
+  if (o.m < 2 || d < 0 || o.lead < 0)
+    fail("copy probe: expected m >= 2, lead >= 0 and d >= 0, but got m ", o.m, ", lead ", o.lead,
+         ", d ", d);
+  if (static_cast<int64_t>(val.size()) < o.lead + d)
+    fail("copy probe: the val split holds ", val.size(),
+         " tokens, fewer than lead + d = ", o.lead + d);
+  if (static_cast<int64_t>(train.size()) < o.m)
+    fail("copy probe: the train split holds ", train.size(), " tokens, fewer than m = ", o.m);
+  const int64_t v = draw_offset(g, static_cast<int64_t>(val.size()), o.lead + d);
+  const auto [s, shuffled] = string_and_shuffle(train, o.m, g);
   auto window = [&](const std::vector<uint16_t>& first_copy) {
-    std::vector<uint16_t> w = first_copy;
-    w.insert(w.end(), val.begin() + offset, val.begin() + offset + d);
+    std::vector<uint16_t> w(val.begin() + v, val.begin() + v + o.lead);
+    w.insert(w.end(), first_copy.begin(), first_copy.end());
+    w.insert(w.end(), val.begin() + v + o.lead, val.begin() + v + o.lead + d);
     w.insert(w.end(), s.begin(), s.end());
     return w;
   };
-  return {window(s), window(other)};
+  return {window(s), window(shuffled)};
 }
 
 namespace {
 
-// The mean loss on the last m - 1 characters of each window (2m + d tokens; the second copy
-// starts at m + d), windows batched by about batch_tokens input tokens:
-//   out[i] = mean over t in [m + d + 1, 2m + d) of -ln p(w_i[t] | w_i[0, t))
+// The positions of windows w0 .. w0 + B - 1 for a model trained on random positions (iv, as
+// study_positions gives it): window w reads draw w mod `pairs`, so a planted window and its
+// control (w and w + pairs) read the same positions.
+Ids window_positions(const Interventions& iv, int64_t w0, int64_t B, int64_t L, int64_t pairs) {
+  Ids pos{{}, {B, L}};
+  for (int64_t b = 0; b < B; ++b) {
+    const Ids row = draw_position_rows(1, L, iv.draw_max, iv.draw_seed, (w0 + b) % pairs);
+    pos.data.insert(pos.data.end(), row.data.begin(), row.data.end());
+  }
+  return pos;
+}
+
+// The mean loss on the last m - 1 characters of each window (all of one length W; the second
+// copy is its last m characters), windows batched by about batch_tokens input tokens:
+//   out[i] = mean over t in [W - m + 1, W) of -ln p(w_i[t] | w_i[0, t))
 std::vector<double> second_copy_losses(const GPT& model,
                                        const std::vector<std::vector<uint16_t>>& windows, int64_t m,
                                        int64_t batch_tokens) {
+  Interventions iv = study_positions(model.config());
   const int64_t n = static_cast<int64_t>(windows.size());
   const int64_t L = static_cast<int64_t>(windows[0].size()) - 1;  // input length
   const int64_t per = std::max<int64_t>(1, batch_tokens / L), first = L + 2 - m;
@@ -72,8 +107,9 @@ std::vector<double> second_copy_losses(const GPT& model,
     for (int64_t b = 0; b < B; ++b)
       for (int64_t t = 0; t < L; ++t)
         x.data[b * L + t] = windows[w0 + b][t], y.data[b * L + t] = windows[w0 + b][t + 1];
+    if (iv.draw_max > 0) iv.positions = window_positions(iv, w0, B, L, n / 2);
     Tensor rows;  // (B L): row t is the loss of target t + 1
-    model.loss(x, y, &rows);
+    model.loss(x, y, &rows, iv);
     const std::vector<double> v = rows.to_vector();
     for (int64_t b = 0; b < B; ++b) {
       double acc = 0;
@@ -92,33 +128,25 @@ double mean(const std::vector<double>& v, size_t begin, size_t end) {
 
 }  // namespace
 
-int64_t copy_examples_at(const CopyOptions& o, int64_t d) {
-  if (o.max_tokens <= 0) return o.n;
-  const int64_t per_example = 2 * (2 * o.m + d - 1);  // planted and control inputs
-  return std::clamp<int64_t>(o.max_tokens / per_example, 1, o.n);
-}
-
-std::vector<CopyRow> copy_probe(const GPT& model, const std::vector<uint16_t>& val,
-                                const CopyOptions& o) {
+std::vector<CopyRow> copy_probe(const GPT& model, const std::vector<uint16_t>& train,
+                                const std::vector<uint16_t>& val, const CopyOptions& o) {
   if (o.n < 1) fail("copy probe: expected at least 1 example per distance, but got ", o.n);
-  std::vector<uint16_t> alphabet = o.alphabet;
-  if (alphabet.empty())
-    for (int64_t v = 0; v < model.config().vocab_size; ++v)
-      alphabet.push_back(static_cast<uint16_t>(v));
   NoGrad no_grad;
   std::vector<CopyRow> rows;
   for (int64_t d : o.distances) {
     Generator g(o.seed * 1000003 + static_cast<uint64_t>(d));
-    const int64_t n = copy_examples_at(o, d);
-    std::vector<std::vector<uint16_t>> windows(2 * n);  // planted ones, then controls
-    for (int64_t i = 0; i < n; ++i) {
-      CopyExample ex = copy_example(val, o.m, d, alphabet, g);
-      windows[i] = std::move(ex.planted), windows[n + i] = std::move(ex.control);
+    std::vector<std::vector<uint16_t>> windows(2 * o.n);  // planted ones, then controls
+    for (int64_t i = 0; i < o.n; ++i) {
+      CopyExample ex = copy_example(train, val, o, d, g);
+      windows[i] = std::move(ex.planted), windows[o.n + i] = std::move(ex.control);
     }
     const std::vector<double> loss = second_copy_losses(model, windows, o.m, o.batch_tokens);
-    const size_t half = static_cast<size_t>(n);
-    rows.push_back({static_cast<long>(d), static_cast<long>(n), mean(loss, 0, half),
-                    mean(loss, half, 2 * half)});
+    const size_t half = static_cast<size_t>(o.n);
+    CopyRow row{static_cast<long>(d), static_cast<long>(o.n), mean(loss, 0, half),
+                mean(loss, half, 2 * half)};
+    row.gain = row.loss_control - row.loss_planted;
+    row.share = row.gain / row.loss_control;
+    rows.push_back(row);
   }
   return rows;
 }

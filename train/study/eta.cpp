@@ -8,6 +8,7 @@
 
 #include "train/log.h"
 #include "train/progress.h"
+#include "train/study/copy_probe.h"
 #include "train/study/runner.h"
 
 namespace poslab {
@@ -54,46 +55,75 @@ std::string millions(double tokens) {
 // The probes of a main run (probes.h), forward tokens weighted by their cost: attribution (3
 // evaluations at L, 4 at T0 on the same targets), the RoPE pairs (one evaluation at L per
 // rotated pair and the plain one), copy at a distance (2 windows of 2m + d per example).
-double probe_tokens(const StudyConfig& c, const RunSpec& r) {
+// The probes of a main run (probes.h), forward tokens weighted by their cost: attribution (3
+// evaluations at L, 4 at T0 on the same targets), the RoPE pairs (one evaluation at L per
+// rotated pair and the plain one), copy at a distance (2 windows per example: copy_probe.h).
+// `missing`: only the files not there in their current form.
+double probe_tokens(const StudyConfig& c, const RunSpec& r, bool missing) {
   if (!r.probes) return 0;
+  const std::string dir = c.run_dir(r.name);
+  auto wanted = [&](const char* file) { return !missing || !probe_current(dir + "/" + file); };
   const int64_t L = c.lens.back(), T0 = r.train.model.block_size;
   const double at_L = std::min<double>(c.probe_windows, std::floor((val_tokens(r) - 1) / L)) * L;
-  double tokens = at_L * (3 * forward_cost(c, r, L) + 4 * forward_cost(c, r, T0));
-  if (r.train.model.pe.kind == PeKind::rope)
+  double tokens = 0;
+  if (wanted("attribution.csv"))
+    tokens += at_L * (3 * forward_cost(c, r, L) + 4 * forward_cost(c, r, T0));
+  if (r.scheme == "rope" && wanted("rope_pairs.csv"))
     tokens += at_L * forward_cost(c, r, L) * (r.train.model.n_embd / r.train.model.n_head / 2 + 1);
-  for (int64_t d = 16; d < L - 48; d *= 2)
-    tokens += 2.0 * c.copy_examples * (48 + d) * forward_cost(c, r, 48 + d);
-  tokens += 2.0 * c.copy_examples * L * forward_cost(c, r, L);
+  if (wanted("copy.csv")) {
+    const CopyOptions o = study_copy_options(L, c.copy_examples);
+    for (int64_t d : o.distances) {
+      const int64_t len = copy_window_length(o, d);
+      tokens += 2.0 * static_cast<double>(o.n * len) * forward_cost(c, r, len);
+    }
+  }
   return tokens;
+}
+
+// The training tokens of a run: a branch from its start, a paused run to its pause; and the
+// trainer's val loss every eval_every steps and at the last (eval_batches batches).
+double training_tokens(const StudyConfig& c, const RunSpec& r) {
+  const int64_t T0 = r.train.model.block_size;
+  const int64_t last = r.train.stop_after > 0 ? r.train.stop_after : r.train.steps;
+  const int64_t steps = last - r.start_step;
+  double tokens = static_cast<double>(steps * r.train.batch * T0) * 3 *
+                  forward_cost(c, r, T0);  // = steps x batch x T0 for the main network
+  const int64_t every = std::max<int64_t>(1, r.train.eval_every);
+  const int64_t val_evals = (steps + every - 1) / every;
+  return tokens + static_cast<double>(val_evals * r.train.eval_batches * r.train.batch * T0) *
+                      forward_cost(c, r, T0);
 }
 
 }  // namespace
 
+// A run made earlier (runner.h: make_run) counts what it still has to make: its model when it
+// is not here, the evaluations and probes that are missing.
 double planned_tokens(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
   const int64_t T0 = r.train.model.block_size;
-  const int64_t steps = r.train.steps - r.start_step;  // a branch trains from its start
-  double tokens = static_cast<double>(steps * r.train.batch * T0) * 3 *
-                  forward_cost(c, r, T0);  // = steps x batch x T0 for the main network
-  // the trainer's val loss every eval_every steps and at the last: eval_batches batches
-  const int64_t every = std::max<int64_t>(1, r.train.eval_every);
-  const int64_t val_evals = (steps + every - 1) / every;
-  tokens += static_cast<double>(val_evals * r.train.eval_batches * r.train.batch * T0) *
-            forward_cost(c, r, T0);
+  const bool earlier = marked_done(c, r);
+  double tokens = 0;
+  if (!earlier || !fs::exists(c.run_dir(r.name) + "/model.safetensors"))
+    tokens += training_tokens(c, r);
   bool evaluated = false;
   for (const EvalSpec& e : p.evals) {
     if (e.run != r.name) continue;
-    evaluated = true;
     for (int64_t L : c.lens)
-      if (evaluates_at(r, L)) tokens += eval_tokens(c, r, L) * forward_cost(c, r, L);
+      if (evaluates_at(r, L) && !(earlier && fs::exists(eval_path(c, e, L)))) {
+        tokens += eval_tokens(c, r, L) * forward_cost(c, r, L);
+        evaluated = true;
+      }
   }
-  if (evaluated && r.train.model.causal) {  // the sliding pass, once per run (sliding_cache.h)
+  if (evaluated && r.train.model.causal && r.train.init_from.empty()) {
+    // the sliding pass, once per run (sliding_cache.h)
     const double windows = static_cast<double>(
         sliding_window_count(static_cast<int64_t>(val_tokens(r)), T0, sliding_targets(c, r)));
     tokens += windows * static_cast<double>(T0) * forward_cost(c, r, T0);
   }
-  if (!r.train.keep_steps.empty()) tokens += eval_tokens(c, r, T0) * forward_cost(c, r, T0);
-  if (r.probes) tokens += eval_tokens(c, r, T0) * forward_cost(c, r, T0);  // the 32-token window
-  return tokens + probe_tokens(c, r);
+  if (!earlier && !r.train.keep_steps.empty())
+    tokens += eval_tokens(c, r, T0) * forward_cost(c, r, T0);
+  if (!earlier && r.probes)  // the 32-token window
+    tokens += eval_tokens(c, r, T0) * forward_cost(c, r, T0);
+  return tokens + probe_tokens(c, r, earlier);
 }
 
 double job_tokens(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
@@ -122,21 +152,55 @@ Throughput study_throughput(const StudyConfig& c, const StudyPlan& p, double mea
   return {c.assumed_tokens_per_s, "assumed (nothing measured)"};
 }
 
+namespace {
+
+// The runs that wait (RunSpec::waits) and those a pending decision may add (contingent), in
+// planned tokens.
+double waiting_tokens(const StudyConfig& c, const StudyPlan& p, size_t& n) {
+  double tokens = 0;
+  for (const RunSpec& r : p.runs)
+    if (!r.waits.empty()) tokens += planned_tokens(c, p, r), ++n;
+  return tokens;
+}
+double contingent_tokens(const StudyConfig& c, const StudyPlan& p) {
+  StudyPlan q;
+  q.runs = p.contingent, q.evals = p.contingent_evals;
+  double tokens = 0;
+  for (const RunSpec& r : q.runs)
+    if (!run_done(c, q, r)) tokens += planned_tokens(c, q, r);
+  return tokens;
+}
+
+}  // namespace
+
 std::string eta_text(const StudyConfig& c, const StudyPlan& p,
                      const std::vector<const RunSpec*>& pending, const Throughput& t) {
   double left = 0, all = 0;
   for (const RunSpec* r : pending) left += job_tokens(c, p, *r);
   for (const RunSpec& r : p.runs) all += planned_tokens(c, p, r);
+  size_t n_waiting = 0;
+  const double waiting = waiting_tokens(c, p, n_waiting);
   char b[512];
   std::snprintf(b, sizeof b,
                 "expected time: %s for the %zu pending runs, %s for all %zu runs of the %s study "
                 "(planned: %s and %s training tokens of the main network, evaluations included; at "
                 "%.0f tokens/s, %s)\n",
-                format_duration(left / t.tokens_per_s).c_str(), pending.size(),
-                format_duration(all / t.tokens_per_s).c_str(), p.runs.size(),
-                study_size_name(c.size), millions(left).c_str(), millions(all).c_str(),
-                t.tokens_per_s, t.source.c_str());
-  return b;
+                format_duration((left + waiting) / t.tokens_per_s).c_str(),
+                pending.size() + n_waiting, format_duration(all / t.tokens_per_s).c_str(),
+                p.runs.size(), study_size_name(c.size), millions(left + waiting).c_str(),
+                millions(all).c_str(), t.tokens_per_s, t.source.c_str());
+  std::string text = b;
+  if (n_waiting > 0)
+    text += "  of the pending runs, " + std::to_string(n_waiting) + " (" +
+            format_duration(waiting / t.tokens_per_s) +
+            ") wait for a learning rate: a later round of this invocation makes them\n";
+  if (!p.undecided.empty()) {
+    std::string what;
+    for (const std::string& u : p.undecided) what += (what.empty() ? "" : ", ") + u;
+    text += "  undecided, up to " + format_duration(contingent_tokens(c, p) / t.tokens_per_s) +
+            " more if every one goes that way: " + what + "\n";
+  }
+  return text;
 }
 
 }  // namespace poslab

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include <unistd.h>
@@ -115,10 +116,6 @@ void write_study_report(const StudyConfig& c, double seconds) {
   write_report(c.out, info);
 }
 
-// Makes the pending runs: in this process (--jobs 1) or as child processes. Without --jobs on
-// the CPU, measures which makes more tokens per second on this machine now: one run on every
-// core, or one run per core on one thread each (a few seconds; see measure_jobs). On a GPU,
-// one run at a time. Prints the expected time first (eta.h).
 // The first pending runs whose expected time (planned tokens over the throughput) fits the
 // seconds left; the rest are left out, and named.
 std::vector<const RunSpec*> fitting_runs(const StudyConfig& c, const StudyPlan& p,
@@ -140,13 +137,18 @@ std::vector<const RunSpec*> fitting_runs(const StudyConfig& c, const StudyPlan& 
   return kept;
 }
 
-void make_runs(const StudyConfig& c, const StudyPlan& p, int64_t jobs_flag, double elapsed) {
-  std::vector<const RunSpec*> runs = pending_runs(c, p);
-  std::fprintf(stderr, "%zu of %zu runs to make\n", runs.size(), p.runs.size());
-  // Nothing to train: no expected time (the earlier runs' speed says nothing of how many ran
-  // at once, so a figure for "all runs" would be a guess).
-  if (runs.empty()) return;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+// How this invocation makes runs: how many at once, and the throughput it measured (0: none),
+// decided by the first round that has runs to make.
+struct Jobs {
+  int jobs = 0;  // 0: not decided yet
+  double measured = 0;
+};
+
+// Without --jobs on the CPU, measures which makes more tokens per second on this machine now:
+// one run on every core, or one run per core on one thread each (a few seconds; see
+// measure_jobs). On a GPU, one run at a time.
+void decide_jobs(const StudyConfig& c, const StudyPlan& p, const std::vector<const RunSpec*>& runs,
+                 int64_t jobs_flag, int cores, Jobs& how) {
   int jobs = static_cast<int>(jobs_flag);
   double measured = 0;
   if (jobs == 0 && c.gpus > 0) jobs = static_cast<int>(c.gpus);  // one run per GPU
@@ -166,14 +168,70 @@ void make_runs(const StudyConfig& c, const StudyPlan& p, int64_t jobs_flag, doub
         {study_invocation(), machine, cores, jobs, choice.one_run, choice.runs_at_once, load});
     write_rows(path, rows);
   }
-  const Throughput speed = study_throughput(c, p, measured, jobs);
+  how.jobs = jobs, how.measured = measured;
+}
+
+// One round: makes the pending runs of p that fit the time limit, in this process (--jobs 1)
+// or as child processes; prints the expected time first (eta.h). Returns false when the time
+// limit left some for a later invocation.
+bool make_runs(const StudyConfig& c, const StudyPlan& p, std::vector<const RunSpec*> runs,
+               int64_t jobs_flag, Jobs& how, double elapsed) {
+  std::fprintf(stderr, "%zu of %zu runs to make\n", runs.size(), p.runs.size());
+  // Nothing to train: no expected time (the earlier runs' speed says nothing of how many ran
+  // at once, so a figure for "all runs" would be a guess).
+  if (runs.empty()) return true;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (how.jobs == 0) decide_jobs(c, p, runs, jobs_flag, cores, how);
+  const Throughput speed = study_throughput(c, p, how.measured, how.jobs);
   std::fputs(eta_text(c, p, runs, speed).c_str(), stderr);
+  const size_t pending = runs.size();
   if (c.time_limit_min > 0)
     runs = fitting_runs(c, p, runs, speed.tokens_per_s, c.time_limit_min * 60 - elapsed);
-  if (runs.empty()) return;
-  jobs = std::min<int>(jobs, static_cast<int>(runs.size()));
-  if (jobs <= 1) return run_in_process(c, p, runs);
-  run_as_jobs(c, runs, jobs, std::max(1, cores / jobs));
+  if (runs.empty()) return false;
+  const int jobs = std::min<int>(how.jobs, static_cast<int>(runs.size()));
+  if (jobs <= 1)
+    run_in_process(c, p, runs);
+  else
+    run_as_jobs(c, runs, jobs, std::max(1, cores / jobs));
+  return runs.size() == pending;
+}
+
+// The plan as the results in c.out stand, the archived runs brought back: the tuning's runs
+// first, whose choices the rest of the plan trains at (tune.h), then the whole plan. With
+// `prepare`, the corpora it trains on are prepared (again with --force); `prepare` is the
+// config that says whether.
+StudyPlan current_plan(StudyConfig& c, const StudyConfig* prepare) {
+  StudyPlan tuning;
+  if (c.tune_first) tuning_runs(c, tuning);
+  if (prepare && !tuning.runs.empty()) prepare_study_data(*prepare, tuning);
+  import_archived_runs(c, tuning);
+  choose_learning_rates(c);
+  StudyPlan p = study_plan(c);
+  import_archived_runs(c, p);
+  if (prepare) prepare_study_data(*prepare, p);
+  return p;
+}
+
+// Makes the study round after round, since a round's results decide what the next makes (the
+// tuning the main runs' learning rates, the screening the promotions), each run once, until
+// none is left or the time limit binds.
+void make_study(StudyConfig& c, int64_t jobs_flag, std::chrono::steady_clock::time_point t0) {
+  Jobs how;
+  std::set<std::string> made;
+  StudyConfig prepare = c;
+  for (;;) {
+    const StudyPlan p = current_plan(c, &prepare);
+    prepare.force = false;  // the corpora once
+    // the pending runs before the first that waits: the plan's order holds (the main runs
+    // wait for the tuning, and what comes after them in the plan is not made before them)
+    const auto waiting = std::find_if(p.runs.begin(), p.runs.end(),
+                                      [](const RunSpec& r) { return !r.waits.empty(); });
+    const RunSpec* stop = p.runs.data() + (waiting - p.runs.begin());
+    std::vector<const RunSpec*> runs;
+    for (const RunSpec* r : pending_runs(c, p))
+      if (r < stop && made.insert(r->name).second) runs.push_back(r);
+    if (runs.empty() || !make_runs(c, p, runs, jobs_flag, how, seconds_since(t0))) return;
+  }
 }
 
 }  // namespace
@@ -187,30 +245,25 @@ int cmd_experiments(int argc, char** argv) {
   const int64_t jobs = a.integer("jobs", 0, 1, 1024);  // 0: the default of make_runs
   make_output_dirs(c);
   if (a.boolean("tune", false)) return tune_study(c), 0;
-  // Every study but the toy one tunes first (short runs, reused when done): each scheme's
-  // learning rate (SPEC 7.1), shown in the report. --plan, --job and --report read the
-  // choices of a tuning made earlier (tuning.csv), else every scheme takes StudyConfig::lr.
-  const bool tunes =
-      c.size != StudySize::tiny && !a.has("plan") && !a.has("job") && !a.boolean("report", false);
-  c.lr_by_pe = tunes ? tune_study(c) : read_tuning(c);
-  const StudyPlan p = study_plan(c);
-  import_archived_runs(c, p);
+  // The plan starts with the tuning (tune.h): each scheme's learning rate, shown in the report;
+  // --plan, --job and --report read the tuning made so far (the archive's too).
+  StudyConfig keep = c;  // a job prepares only missing corpora: --force redoes the run, and
+  keep.force = false;    // other jobs may be reading the corpora right now
   if (a.has("job")) {
-    StudyConfig keep = c;  // a job prepares only missing corpora: --force redoes the run, and
-    keep.force = false;    // other jobs may be reading the corpora right now
-    prepare_study_data(keep, p);
+    const StudyPlan p = current_plan(c, &keep);
     make_job(c, p, p.run(a.str("job", "")));
     return 0;
   }
-  if (!a.boolean("report", false)) prepare_study_data(c, p);
   if (a.boolean("plan", false)) {
+    const StudyPlan p = current_plan(c, &c);
     const std::vector<const RunSpec*> pending = pending_runs(c, p);
     for (const RunSpec* r : pending) std::printf("%s\n", job_command_line(c, *r).c_str());
     std::fputs(eta_text(c, p, pending, study_throughput(c, p, 0, 1)).c_str(), stderr);
     return 0;
   }
-  if (!a.boolean("report", false)) make_runs(c, p, jobs, seconds_since(t0));
+  if (!a.boolean("report", false)) make_study(c, jobs, t0);
   std::fprintf(stderr, "gathering the results, writing the report\n");
+  const StudyPlan p = current_plan(c, nullptr);
   collect_results(c, p);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   write_study_report(c, secs);

@@ -1,30 +1,30 @@
 // plan.cpp — the study as a list of run specifications, built part by part (see study.h).
 // Changing what the study measures means changing these functions, nothing else.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
+#include "train/study/screening.h"
 #include "train/study/study.h"
-#include "train/study/tasks.h"
+#include "train/study/tune.h"
 
 namespace poslab {
-namespace {
 
-// The options every run of the study shares: the network, the token budget B, each scheme in
-// its canonical form (canonical_embedding) with its own tuned learning rate, the
+// Each scheme in its canonical form (canonical_embedding) with its own tuned learning rate, the
 // warmup-stable-decay schedule with the main runs' warmup (so a branch or an ablation at B/4
-// has the learning rates of the main run's first steps); `corpus` is a folder under <out>/data.
+// has the learning rates of the main run's first steps).
 TrainOptions base_options(const StudyConfig& c, const std::string& corpus, const std::string& pe,
                           uint64_t seed) {
+  const StudyScheme& scheme = study_scheme(pe);
   TrainOptions o;
   o.data = c.corpus_dir(corpus);
-  o.model.pe.kind = parse_pe(pe);
   o.model.n_embd = c.d, o.model.n_layer = c.layers, o.model.n_head = c.heads;
   o.model.block_size = c.ctx;
-  o.model.embedding = canonical_embedding(o.model.pe.kind);
+  o.model.embedding = canonical_embedding(scheme.pe);
   o.model.device = c.device;
   // rows past T0 exist (untrained), so that learned can be evaluated up to 4096
-  if (o.model.pe.kind == PeKind::learned)
-    o.model.pe.max_len = std::max<int64_t>(4096, c.lens.back());
+  if (scheme.pe == PeKind::learned) o.model.pe.max_len = std::max<int64_t>(4096, c.lens.back());
+  apply_scheme(scheme, o.model);
   o.steps = c.steps;
   o.batch = c.batch;
   o.adam.lr = c.lr_for(pe);
@@ -37,7 +37,6 @@ TrainOptions base_options(const StudyConfig& c, const std::string& corpus, const
   return o;
 }
 
-// The same options with another step count (a branch, an ablation at B/4, a tuning run).
 TrainOptions with_steps(TrainOptions o, int64_t steps) {
   o.steps = steps;
   o.eval_every = std::max<int64_t>(1, steps / 10);
@@ -45,25 +44,16 @@ TrainOptions with_steps(TrainOptions o, int64_t steps) {
 }
 
 RunSpec run_spec(const StudyConfig& c, const std::string& name, const std::string& corpus,
-                 TrainOptions o) {
+                 const std::string& scheme, TrainOptions o) {
   o.out = c.run_dir(name);
   RunSpec r;
   r.name = name;
+  r.scheme = scheme;
   r.corpus = corpus;
   r.train = o;
   return r;
 }
 
-// A next-token run evaluated at every length (scaling none); the model at 80% of the steps is
-// kept, for last20_gain.
-void add_lm_run(const StudyConfig& c, StudyPlan& p, const std::string& name,
-                const TrainOptions& o) {
-  p.runs.push_back(run_spec(c, name, StudyConfig::kStudyCorpus, o));
-  if (last20_step(o.steps) > 0) p.runs.back().train.keep_steps = {last20_step(o.steps)};
-  p.evals.push_back({name, pe_name(o.model.pe.kind), o.seed, ScalingKind::none});
-}
-
-// The step count of B / divisor, and the step where its decay starts: a branch starts there.
 int64_t budget_steps(const StudyConfig& c, int64_t divisor) {
   return std::max<int64_t>(1, c.steps / divisor);
 }
@@ -73,245 +63,251 @@ int64_t branch_step(const StudyConfig& c, int64_t divisor) {
   return lr_schedule(o).decay_start();
 }
 
-// 1-5. Every scheme at T0 with every seed at budget B, each evaluated at every length and
-// probed (probes.h). Each keeps its state where its branches start (0.8 B/4, 0.8 B/2); the
-// branches follow in the same job: B/4 evaluated at every length, B/2 at T0.
-void main_runs(const StudyConfig& c, StudyPlan& p) {
-  for (uint64_t seed : first_seeds(c.main_seeds))
-    for (const std::string& pe : p.pes) {
-      const std::string main = main_run_name(pe, seed);
-      add_lm_run(c, p, main, base_options(c, StudyConfig::kStudyCorpus, pe, seed));
-      p.runs.back().probes = true;
-      for (int64_t divisor : c.budget_divisors) {
-        const int64_t at = branch_step(c, divisor);
-        if (at > 0) p.runs.back().train.keep_steps.push_back(at);
-      }
-      std::sort(p.runs.back().train.keep_steps.begin(), p.runs.back().train.keep_steps.end());
-      for (int64_t divisor : c.budget_divisors) {
-        const int64_t at = branch_step(c, divisor);
-        TrainOptions o = with_steps(base_options(c, StudyConfig::kStudyCorpus, pe, seed),
-                                    budget_steps(c, divisor));
-        if (at > 0) o.branch_from = kept_state_path(c.run_dir(main), at);
-        const std::string name = budget_run_name(pe, divisor, seed);
-        p.runs.push_back(run_spec(c, name, StudyConfig::kStudyCorpus, o));
-        p.runs.back().after = main;
-        p.runs.back().start_step = at;
-        p.runs.back().t0_only = divisor != c.ablation_divisor;
-        p.evals.push_back({name, pe, seed, ScalingKind::none});
-      }
-    }
+namespace {
+
+// A next-token run evaluated at every length (scaling none); the model at 80% of the steps is
+// kept, for last20_gain.
+void add_lm_run(const StudyConfig& c, StudyPlan& p, const std::string& name, const std::string& pe,
+                const TrainOptions& o) {
+  p.runs.push_back(run_spec(c, name, StudyConfig::kStudyCorpus, pe, o));
+  if (last20_step(o.steps) > 0) p.runs.back().train.keep_steps = {last20_step(o.steps)};
+  p.evals.push_back({name, pe, o.seed, ScalingKind::none});
 }
 
-// 4. RoPE scaling, zero-shot, on every main RoPE model.
+// A cooldown branch of run `main` at B / divisor: its state at the branch's decay start,
+// decayed over the branch's last steps; evaluated at every length, or at T0 only.
+void add_branch(const StudyConfig& c, StudyPlan& p, const std::string& main, const std::string& pe,
+                uint64_t seed, int64_t divisor) {
+  const int64_t at = branch_step(c, divisor);
+  TrainOptions o =
+      with_steps(base_options(c, StudyConfig::kStudyCorpus, pe, seed), budget_steps(c, divisor));
+  if (at > 0) o.branch_from = kept_state_path(c.run_dir(main), at);
+  const std::string name = budget_run_name(pe, divisor, seed);
+  p.runs.push_back(run_spec(c, name, StudyConfig::kStudyCorpus, pe, o));
+  p.runs.back().after = main;
+  p.runs.back().start_step = at;
+  p.runs.back().t0_only = divisor != c.ablation_divisor;
+  p.evals.push_back({name, pe, seed, ScalingKind::none});
+}
+
+// One main run at budget B, evaluated at every length and probed (probes.h), keeping its state
+// where its branches start (0.8 B/4, 0.8 B/2); the branches follow in the same job: B/4
+// evaluated at every length, B/2 at T0.
+void add_main_run(const StudyConfig& c, StudyPlan& p, const std::string& pe, uint64_t seed) {
+  const std::string main = main_run_name(pe, seed);
+  add_lm_run(c, p, main, pe, base_options(c, StudyConfig::kStudyCorpus, pe, seed));
+  p.runs.back().probes = true;
+  std::vector<int64_t>& keep = p.runs.back().train.keep_steps;
+  for (int64_t divisor : c.budget_divisors)
+    if (const int64_t at = branch_step(c, divisor); at > 0) keep.push_back(at);
+  std::sort(keep.begin(), keep.end());
+  for (int64_t divisor : c.budget_divisors) add_branch(c, p, main, pe, seed, divisor);
+}
+
+// 2. Every scheme of `pes` at T0 with every seed at budget B, seed by seed.
+void main_runs(const StudyConfig& c, StudyPlan& p, const std::vector<std::string>& pes) {
+  for (uint64_t seed : first_seeds(c.main_seeds))
+    for (const std::string& pe : pes) add_main_run(c, p, pe, seed);
+}
+
+// 7. RoPE scaling, zero-shot (the table of rope_scaling_table), on every main model of the
+// scaled schemes (rope, prope, rope_nope4; not rope_rand: a scaling needs contiguous
+// positions).
 void scaling_evals(const StudyConfig& c, StudyPlan& p) {
-  for (uint64_t seed : first_seeds(c.main_seeds))
-    for (ScalingKind sk : rope_scaling_kinds())
-      p.evals.push_back({main_run_name("rope", seed), "rope", seed, sk});
-}
-
-// 4. Position interpolation as Chen et al. 2023 use it: a RoPE main run fine-tuned at
-// finetune_factor T0 with linear scaling by that factor (positions p / s during the fine-tune
-// and at evaluation), for finetune_share of B's tokens; evaluated at every length with s fixed.
-void finetune_runs(const StudyConfig& c, StudyPlan& p) {
-  const int64_t s = c.finetune_factor;
-  for (uint64_t seed : first_seeds(std::min(c.finetune_seeds, c.main_seeds))) {
-    TrainOptions o = base_options(c, StudyConfig::kStudyCorpus, "rope", seed);
-    o.model.block_size = s * c.ctx;
-    o.batch = std::max<int64_t>(1, c.batch / s);  // the same tokens per step
-    const double tokens = c.finetune_share * static_cast<double>(c.steps * c.batch * c.ctx);
-    o = with_steps(o, std::max<int64_t>(1, std::llround(tokens / (o.batch * s * c.ctx))));
-    o.adam.lr *= c.finetune_lr_ratio;
-    o.warmup = std::max<int64_t>(1, o.steps / 10);
-    o.init_from = c.run_dir(main_run_name("rope", seed)) + "/model.safetensors";
-    o.rope_scaling = {ScalingKind::linear, static_cast<double>(s), c.ctx};
-    const std::string name = finetune_run_name(s, seed);
-    p.runs.push_back(run_spec(c, name, StudyConfig::kStudyCorpus, o));
-    p.runs.back().after = main_run_name("rope", seed);
-    p.evals.push_back({name, "rope", seed, ScalingKind::linear, static_cast<double>(s)});
+  for (const std::string& pe : c.scaled_pes) {
+    if (std::find(p.pes.begin(), p.pes.end(), pe) == p.pes.end()) continue;
+    for (uint64_t seed : first_seeds(c.main_seeds))
+      for (const TableScaling& s : rope_scaling_table())
+        p.evals.push_back({main_run_name(pe, seed), pe, seed, s.kind, 0, s.truncate});
   }
 }
 
-// 6. The seed text's break experiments and the ablations, each at B / ablation_divisor with the
+// 3. A screened scheme (screening.h): seed by seed, the constant phase of a run on B's schedule
+// up to where the B/4 branch starts (the trainer pauses there: stop_after), and that branch,
+// evaluated at every length. A promotion continues the same run to B (promoted_runs).
+void screened_runs(const StudyConfig& c, StudyPlan& p, const std::vector<std::string>& pes) {
+  const int64_t divisor = c.ablation_divisor, at = branch_step(c, divisor);
+  for (uint64_t seed : first_seeds(c.screen_seeds))
+    for (const std::string& pe : pes) {
+      TrainOptions o = base_options(c, StudyConfig::kStudyCorpus, pe, seed);
+      o.stop_after = at;
+      o.keep_steps = {at};
+      p.runs.push_back(run_spec(c, main_run_name(pe, seed), StudyConfig::kStudyCorpus, pe, o));
+      add_branch(c, p, main_run_name(pe, seed), pe, seed, divisor);
+    }
+}
+
+// 3. The promoted schemes become main schemes: their main runs (the screening's constant phase
+// continued to B), branches and tasks.
+void promoted_runs(const StudyConfig& c, StudyPlan& p, const std::vector<std::string>& pes) {
+  main_runs(c, p, pes);
+  task_runs(c, p, pes);
+}
+
+// The fine-tunes at finetune_factor T0 (SPEC 7 v5 part 7): RoPE with linear interpolation (Chen
+// et al. 2023) and with YaRN (s against the original T0), the scaling applied in every forward
+// of the fine-tune and of its evaluation; ALiBi trained on at that length without one (the
+// control: does any scheme use the longer context?).
+struct FinetuneKind {
+  const char* pe;
+  ScalingKind scaling;
+};
+const std::vector<FinetuneKind>& finetune_kinds() {
+  static const std::vector<FinetuneKind> kKinds{
+      {"rope", ScalingKind::linear}, {"rope", ScalingKind::yarn}, {"alibi", ScalingKind::none}};
+  return kKinds;
+}
+
+// One fine-tune: the main run of `pe` and `seed` trained on at s T0 for finetune_share of B's
+// tokens (Chen et al. fine-tune about 1,000 steps), at a tenth of the learning rate; evaluated
+// at every length with s fixed.
+void add_finetune(const StudyConfig& c, StudyPlan& p, const FinetuneKind& k, uint64_t seed) {
+  const int64_t s = c.finetune_factor;
+  TrainOptions o = base_options(c, StudyConfig::kStudyCorpus, k.pe, seed);
+  o.model.block_size = s * c.ctx;
+  o.batch = std::max<int64_t>(1, c.batch / s);  // the same tokens per step
+  const double tokens = c.finetune_share * static_cast<double>(c.steps * c.batch * c.ctx);
+  o = with_steps(o, std::max<int64_t>(1, std::llround(tokens / (o.batch * s * c.ctx))));
+  o.adam.lr *= c.finetune_lr_ratio;
+  o.warmup = std::max<int64_t>(1, o.steps / 10);
+  o.init_from = c.run_dir(main_run_name(k.pe, seed)) + "/model.safetensors";
+  if (k.scaling != ScalingKind::none) o.rope_scaling = {k.scaling, static_cast<double>(s), c.ctx};
+  const std::string name = finetune_run_name(k.pe, k.scaling, s, seed);
+  p.runs.push_back(run_spec(c, name, StudyConfig::kStudyCorpus, k.pe, o));
+  p.runs.back().after = main_run_name(k.pe, seed);
+  const double factor = k.scaling == ScalingKind::none ? 0 : static_cast<double>(s);
+  p.evals.push_back({name, k.pe, seed, k.scaling, factor});
+}
+
+void finetune_runs(const StudyConfig& c, StudyPlan& p) {
+  for (uint64_t seed : first_seeds(std::min(c.finetune_seeds, c.main_seeds)))
+    for (const FinetuneKind& k : finetune_kinds()) add_finetune(c, p, k, seed);
+}
+
+// The seed text's break experiments and the ablations, each at B / ablation_divisor with the
 // main runs' schedule (read against their branch at that budget): no mask and no PE, a masked
 // LM, NoPE against RoPE (break 2); RoPE's base theta (break 3); each scheme of
 // swapped_embedding_pes under the other embedding convention (so each rank can be read under
-// both); T5 with max_distance = T0.
+// both); T5 with max_distance = T0. They keep the learning rate they were made with (a change
+// of a scheme's rate trains again its main runs, branches and fine-tunes only).
 void ablation_runs(const StudyConfig& c, StudyPlan& p) {
   const int64_t steps = budget_steps(c, c.ablation_divisor);
   auto options = [&](const std::string& pe, uint64_t seed) {
-    return with_steps(base_options(c, StudyConfig::kStudyCorpus, pe, seed), steps);
+    TrainOptions o = with_steps(base_options(c, StudyConfig::kStudyCorpus, pe, seed), steps);
+    o.adam.lr = c.kept_lr_for(pe);
+    return o;
   };
   for (uint64_t seed : first_seeds(c.ablation_seeds)) {
     for (const std::string& pe : mlm_pes()) {
       TrainOptions o = options(pe, seed);
       o.model.causal = false;
       o.objective = Objective::mlm;
-      p.runs.push_back(run_spec(c, mlm_run_name(pe, seed), StudyConfig::kStudyCorpus, o));
+      p.runs.push_back(run_spec(c, mlm_run_name(pe, seed), StudyConfig::kStudyCorpus, pe, o));
       p.runs.back().mlm_check = true;
     }
     for (double theta : ablation_thetas()) {
       TrainOptions o = options("rope", seed);
       o.model.pe.theta = theta;
-      add_lm_run(c, p, theta_run_name(theta, seed), o);
+      add_lm_run(c, p, theta_run_name(theta, seed), "rope", o);
     }
     for (const std::string& pe : swapped_embedding_pes()) {
       TrainOptions o = options(pe, seed);
       o.model.embedding = swapped_embedding(o.model.pe.kind);
-      add_lm_run(c, p, swapped_run_name(pe, seed), o);
+      add_lm_run(c, p, swapped_run_name(pe, seed), pe, o);
     }
     TrainOptions t5 = options("t5", seed);
     t5.model.pe.t5_max_distance = c.ctx;
-    add_lm_run(c, p, t5_distance_run_name(c.ctx, seed), t5);
+    add_lm_run(c, p, t5_distance_run_name(c.ctx, seed), "t5", t5);
   }
 }
 
-// 8. The tasks (tasks.h): every main scheme x every task x every task seed, a small model
-// (d 64, 2 layers, 4 heads, scaled embedding) trained with the answer objective on the task's
-// own corpus, then scored on a grid of test cells, each trained short and tested long:
-// unscramble on k <= 6 words (window 72), tested at k = 4 .. 12; reverse on 1 .. 32 letters
-// (window 66), tested at 16 .. 64 letters; passkey at lengths up to its window, tested from
-// the window to 32 times it at 5 depths. Steps and learning rates: the fewest with which a RoPE
-// model learns each task in distribution (calibration runs of rope, seed 1; fewer steps left
-// them unlearned), so that length generalisation can be read at all (SPEC 7.8).
-struct TaskSizes {
-  int64_t d, layers, heads, batch, train_examples, n;
-  double lr, unscramble_lr;
-  int64_t unscramble_steps, reverse_steps, passkey_steps;
-  int64_t passkey_window;
-  std::vector<int64_t> unscramble_ks, reverse_lens, passkey_lens;
-  std::vector<double> depths;
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// The runs p.runs[first, last) wait while their scheme's learning rate is not chosen, or, for a
+// kept scheme, while its move to the larger rate is undecided (a move trains them again).
+void mark_waiting(const StudyConfig& c, StudyPlan& p, size_t first, size_t last) {
+  for (size_t i = first; i < last; ++i) {
+    RunSpec& r = p.runs[i];
+    if (contains(c.lr_pending, r.scheme)) r.waits = "the tuning of " + r.scheme;
+    if (contains(c.lr_undecided, r.scheme)) r.waits = "the learning-rate check of " + r.scheme;
+  }
+}
+
+// Moves the runs and evaluations a part added to `q` into p's contingent ones.
+void add_contingent(StudyPlan& p, StudyPlan&& q, const std::string& what) {
+  p.contingent.insert(p.contingent.end(), q.runs.begin(), q.runs.end());
+  p.contingent_evals.insert(p.contingent_evals.end(), q.evals.begin(), q.evals.end());
+  p.undecided.push_back(what + " (" + std::to_string(q.runs.size()) + " runs)");
+}
+
+// The main schemes whose main runs come last: the kept ones whose learning rate moved (tune.h),
+// and those whose move is undecided (contingent: what a move would add).
+struct LrSplit {
+  std::vector<std::string> stay, moved;
 };
-
-TaskSizes task_sizes(StudySize size) {
-  switch (size) {
-    case StudySize::full:
-    case StudySize::large:  // the task models already learn their tasks at this size
-      return {.d = 64,
-              .layers = 2,
-              .heads = 4,
-              .batch = 32,
-              .train_examples = 40000,
-              .n = 100,
-              .lr = 3e-3,
-              .unscramble_lr = 6e-3,
-              .unscramble_steps = 8000,
-              .reverse_steps = 6000,
-              .passkey_steps = 6000,
-              .passkey_window = 128,
-              .unscramble_ks = {4, 6, 8, 10, 12},
-              .reverse_lens = {16, 24, 32, 40, 48, 64},
-              .passkey_lens = {128, 256, 512, 1024, 2048, 4096},
-              .depths = {0, 0.25, 0.5, 0.75, 1}};
-    case StudySize::quick:  // seconds per run: the pipeline, not the numbers
-      return {.d = 64,
-              .layers = 2,
-              .heads = 4,
-              .batch = 16,
-              .train_examples = 1000,
-              .n = 20,
-              .lr = 3e-3,
-              .unscramble_lr = 6e-3,
-              .unscramble_steps = 30,
-              .reverse_steps = 30,
-              .passkey_steps = 30,
-              .passkey_window = 128,
-              .unscramble_ks = {4, 12},
-              .reverse_lens = {16, 64},
-              .passkey_lens = {128, 512},
-              .depths = {0, 0.5, 1}};
-    case StudySize::tiny:  // a toy for the tests
-      break;
-  }
-  return {.d = 16,
-          .layers = 1,
-          .heads = 2,
-          .batch = 4,
-          .train_examples = 40,
-          .n = 3,
-          .lr = 3e-3,
-          .unscramble_lr = 6e-3,
-          .unscramble_steps = 3,
-          .reverse_steps = 3,
-          .passkey_steps = 3,
-          .passkey_window = 64,
-          .unscramble_ks = {4, 8},
-          .reverse_lens = {16, 40},
-          .passkey_lens = {64, 128},
-          .depths = {0, 1}};
+LrSplit lr_split(const StudyConfig& c, const std::vector<std::string>& pes) {
+  LrSplit s;
+  for (const std::string& pe : pes)
+    (contains(c.kept_pes, pe) && c.lr_for(pe) != c.kept_lr_for(pe) ? s.moved : s.stay)
+        .push_back(pe);
+  return s;
 }
 
-std::vector<TaskSpec> task_specs(const StudyConfig& c, const TaskSizes& z) {
-  std::vector<TaskSpec> ts{
-      {"unscramble", 72, z.unscramble_steps, 0, 0, z.unscramble_ks, {}, 0, ""},
-      {"reverse", 66, z.reverse_steps, 0, 0, z.reverse_lens, {}, 0, ""},
-      {"passkey", z.passkey_window, z.passkey_steps, 0, 0, z.passkey_lens, z.depths, 0, ""}};
-  for (TaskSpec& t : ts) {
-    t.train_examples = z.train_examples;
-    t.val_examples = std::max<int64_t>(64, z.train_examples / 20);
-    t.test_examples = z.n;
-    t.data = c.corpus_dir("task_" + t.name);
+// The undecided parts, counted apart: each screened scheme's promotion, each kept scheme's move
+// to the larger learning rate.
+void contingent_parts(const StudyConfig& c, StudyPlan& p,
+                      const std::vector<std::string>& screening) {
+  for (const std::string& pe : screening) {
+    StudyPlan q;
+    q.pes = {pe};
+    promoted_runs(c, q, {pe});
+    add_contingent(p, std::move(q), "the promotion of " + pe);
   }
-  return ts;
-}
-
-void task_runs(const StudyConfig& c, StudyPlan& p) {
-  const TaskSizes z = task_sizes(c.size);
-  p.tasks = task_specs(c, z);
-  for (uint64_t seed : first_seeds(c.task_seeds))  // seed by seed: a cut leaves whole seeds
-    for (const TaskSpec& t : p.tasks)
-      for (const std::string& pe : p.pes) {
-        // unscramble (the seed text's own test of order) every task seed, the others fewer
-        if (t.name != "unscramble" && static_cast<int64_t>(seed) > c.task_seeds_other) continue;
-        TrainOptions o = base_options(c, "task_" + t.name, pe, seed);
-        o.objective = Objective::answer;
-        o.model.n_embd = z.d, o.model.n_layer = z.layers, o.model.n_head = z.heads;
-        o.model.embedding = EmbeddingKind::scaled;
-        o.model.block_size = t.train_len;
-        // learned: a row for every position of the longest test (rows past T stay untrained)
-        int64_t longest = t.train_len;
-        for (int64_t len : t.test_lens)
-          longest = std::max(longest, test_example_length(t.name, len));
-        o.model.pe.max_len = o.model.pe.kind == PeKind::learned ? longest : 0;
-        o.steps = t.steps, o.batch = z.batch;
-        o.warmup = -1;  // the trainer's default for the task's own steps
-        o.adam.lr = t.name == "unscramble" ? z.unscramble_lr : z.lr;
-        o.eval_every = std::max<int64_t>(1, o.steps / 10);
-        p.runs.push_back(run_spec(c, task_run_name(t.name, pe, seed), "task_" + t.name, o));
-        p.runs.back().task = t;
-      }
+  for (const std::string& pe : c.lr_undecided) {
+    StudyConfig moved = c;
+    moved.lr_by_pe[pe] = c.tune_lrs.back();
+    StudyPlan q;
+    q.pes = {pe};
+    main_runs(moved, q, {pe});
+    add_contingent(p, std::move(q),
+                   "the learning rate " + tune_lr_label(c.tune_lrs.back()) + " for " + pe);
+  }
 }
 
 }  // namespace
 
-// In the order of what to keep when the time limit forces a choice: the main runs at B with
-// their branches, evaluations and probes, the fine-tune, then the tasks, then the ablations.
+// In the order the runs are made (study.h): what v5 adds first, the kept main runs that need
+// their model again after them; then, if the time limit binds, what is left for a later
+// invocation comes in this order: the promotions, the fine-tunes, the main runs of a scheme
+// whose learning rate moved.
 StudyPlan study_plan(const StudyConfig& c) {
   StudyPlan p;
-  p.pes = pe_names();
-  main_runs(c, p);
+  const Screening screen = screening_status(c);
+  p.pes = c.main_pes;
+  for (const std::string& pe : screen.promoted) p.pes.push_back(pe);
+  p.screened = screen.not_promoted;
+  for (const std::string& pe : screen.undecided) p.screened.push_back(pe);
+  const LrSplit lr = lr_split(c, c.main_pes);
+  std::vector<std::string> fresh, kept;  // not in the kept schemes / in them
+  for (const std::string& pe : lr.stay) (contains(c.kept_pes, pe) ? kept : fresh).push_back(pe);
+  if (c.tune_first) tuning_runs(c, p);
+  // tasks train at their own rates, the ablations at their kept ones: they never wait
+  size_t from = p.runs.size();
+  main_runs(c, p, fresh);
+  screened_runs(c, p, p.screened);
+  mark_waiting(c, p, from, p.runs.size());
+  task_runs(c, p, c.main_pes);
+  ablation_runs(c, p);
+  from = p.runs.size();
+  main_runs(c, p, kept);
+  promoted_runs(c, p, screen.promoted);
   scaling_evals(c, p);
   finetune_runs(c, p);
-  task_runs(c, p);
-  ablation_runs(c, p);
-  return p;
-}
-
-StudyPlan tuning_plan(const StudyConfig& c) {
-  StudyPlan p;
-  p.pes = c.tune_pes;
-  for (const std::string& pe : c.tune_pes)
-    for (double lr : c.tune_lrs)
-      for (int64_t batch : c.tune_batches) {
-        TrainOptions o = base_options(c, StudyConfig::kStudyCorpus, pe, 1);
-        o.adam.lr = lr;
-        o.batch = batch;
-        const int64_t tokens = budget_steps(c, c.tune_divisor) * c.batch * c.ctx;
-        o = with_steps(o, std::max<int64_t>(1, tokens / (batch * c.ctx)));
-        char name[96];
-        std::snprintf(name, sizeof name, "tune_%s_lr%g_b%lld", pe.c_str(), lr, (long long)batch);
-        p.runs.push_back(run_spec(c, name, StudyConfig::kStudyCorpus, o));
-        p.evals.push_back({name, pe, 1, ScalingKind::none});
-      }
+  main_runs(c, p, lr.moved);
+  mark_waiting(c, p, from, p.runs.size());
+  contingent_parts(c, p, screen.undecided);
   return p;
 }
 
@@ -351,10 +347,17 @@ std::string budget_run_name(const std::string& pe, int64_t divisor, uint64_t see
   return main_run_name(pe + "_b" + std::to_string(divisor), seed);
 }
 std::string swapped_run_name(const std::string& pe, uint64_t seed) {
-  return main_run_name(pe + "_" + embedding_name(swapped_embedding(parse_pe(pe))), seed);
+  return main_run_name(pe + "_" + embedding_name(swapped_embedding(study_scheme(pe).pe)), seed);
 }
 std::string finetune_run_name(int64_t factor, uint64_t seed) {
-  return main_run_name("rope_pi" + std::to_string(factor), seed);
+  return finetune_run_name("rope", ScalingKind::linear, factor, seed);
+}
+std::string finetune_run_name(const std::string& pe, ScalingKind scaling, int64_t factor,
+                              uint64_t seed) {
+  const std::string how = scaling == ScalingKind::linear ? "pi"
+                          : scaling == ScalingKind::none ? "ft"
+                                                         : scaling_name(scaling);
+  return main_run_name(pe + "_" + how + std::to_string(factor), seed);
 }
 std::string t5_distance_run_name(int64_t max_distance, uint64_t seed) {
   return main_run_name("t5_dist" + std::to_string(max_distance), seed);
@@ -385,10 +388,16 @@ const std::vector<std::string>& mlm_pes() {
   static const std::vector<std::string> kPes{"none", "rope"};
   return kPes;
 }
-const std::vector<ScalingKind>& rope_scaling_kinds() {
-  static const std::vector<ScalingKind> kKinds{ScalingKind::linear, ScalingKind::ntk,
-                                               ScalingKind::dynamic, ScalingKind::yarn};
-  return kKinds;
+const std::vector<TableScaling>& rope_scaling_table() {
+  static const std::vector<TableScaling> kTable{{ScalingKind::linear},  {ScalingKind::ntk},
+                                                {ScalingKind::dynamic}, {ScalingKind::yarn},
+                                                {ScalingKind::llama3},  {ScalingKind::yarn, false}};
+  return kTable;
+}
+
+std::string scaling_label(const EvalSpec& e) {
+  if (e.scaling == ScalingKind::yarn && !e.truncate) return "yarn_untruncated";
+  return scaling_name(e.scaling);
 }
 
 // "%g" gives 10, 10000 -> "10000", 1e+06; powers of ten from 1000 up read better as 1e4, 1e6.

@@ -43,12 +43,11 @@ std::vector<AttributionRow> attribution_rows(const RunSpec& r, const GPT& model,
                                              int64_t windows) {
   const GPTConfig& cfg = model.config();
   const int64_t T0 = cfg.block_size, W = fitting_windows(val, L, windows);
-  const AttributionRow base{r.name, pe_name(cfg.pe.kind), static_cast<long>(r.train.seed), L, 0, 0,
-                            "none"};
+  const AttributionRow base{r.name, r.scheme, static_cast<long>(r.train.seed), L, 0, 0, "none"};
   std::vector<AttributionRow> rows;
   // At L: plain, window T0, log scale; unseen = positions T0..L-1 of every window.
   for (int k = 0; k < 3; ++k) {
-    Interventions iv;
+    Interventions iv = study_positions(cfg);
     iv.attention_window = k == 1 ? T0 : 0;
     iv.log_scale = k == 2;
     auto [loss, unseen] = evaluated(model, val, L, W, iv, T0);
@@ -61,6 +60,7 @@ std::vector<AttributionRow> attribution_rows(const RunSpec& r, const GPT& model,
   // At T0, the same targets (W L / T0 windows), placed at P: every position unseen for P >= T0.
   for (int64_t P : {int64_t{0}, T0, 4 * T0, 15 * T0}) {
     if (cfg.pe.kind == PeKind::learned && P + T0 > cfg.pe.max_len) continue;
+    if (cfg.pe.random_positions > 0) break;  // an offset needs contiguous positions
     Interventions iv;
     iv.position_offset = P;
     auto [loss, all] = evaluated(model, val, T0, W * L / T0, iv, 0);
@@ -93,16 +93,12 @@ std::vector<RopePairRow> rope_pair_rows(const RunSpec& r, GPT& model,
 }
 
 std::vector<CopyCsvRow> copy_rows(const RunSpec& r, const GPT& model,
-                                  const std::vector<uint16_t>& val,
-                                  const std::vector<std::string>& vocab, int64_t L, int64_t n) {
-  CopyOptions o;
-  o.distances = copy_distances(L, o.m);
-  o.n = n;
-  o.alphabet = copy_alphabet(vocab);
+                                  const std::vector<uint16_t>& train,
+                                  const std::vector<uint16_t>& val, int64_t L, int64_t n) {
   std::vector<CopyCsvRow> rows;
-  for (const CopyRow& c : copy_probe(model, val, o))
-    rows.push_back({r.name, pe_name(model.config().pe.kind), static_cast<long>(r.train.seed),
-                    c.distance, c.n, c.loss_planted, c.loss_control});
+  for (const CopyRow& c : copy_probe(model, train, val, study_copy_options(L, n)))
+    rows.push_back({r.name, r.scheme, static_cast<long>(r.train.seed), c.distance, c.n,
+                    c.loss_planted, c.loss_control, c.gain, c.share});
   return rows;
 }
 

@@ -22,8 +22,9 @@
 namespace poslab {
 
 // The attribution rows of a main run: plain, window T0, log scale at L; offsets 0, T0, 4T0,
-// 15T0 at T0 (offsets whose window does not fit a learned table are left out). `windows`
-// windows of L (all that fit when fewer do).
+// 15T0 at T0 (offsets whose window does not fit a learned table are left out, and every offset
+// of a model on random positions: an offset needs contiguous ones). `windows` windows of L (all
+// that fit when fewer do).
 std::vector<AttributionRow> attribution_rows(const RunSpec& r, const GPT& model,
                                              const std::vector<uint16_t>& val, int64_t L,
                                              int64_t windows);
@@ -34,10 +35,11 @@ std::vector<RopePairRow> rope_pair_rows(const RunSpec& r, GPT& model,
                                         const std::vector<uint16_t>& val, int64_t L,
                                         int64_t windows);
 
-// Copy at a distance for a main run: gaps up to L - 2m, n examples each.
+// Copy at a distance (v2) for a main run: the study's options for windows up to L
+// (study_copy_options), n examples per gap, strings from `train` planted in `val`.
 std::vector<CopyCsvRow> copy_rows(const RunSpec& r, const GPT& model,
-                                  const std::vector<uint16_t>& val,
-                                  const std::vector<std::string>& vocab, int64_t L, int64_t n);
+                                  const std::vector<uint16_t>& train,
+                                  const std::vector<uint16_t>& val, int64_t L, int64_t n);
 
 // The mean of v[w L + t] over every window w and the positions t in [start, L): the loss on
 // positions start.. of windows of L, from evaluate's per-target losses.

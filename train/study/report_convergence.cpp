@@ -91,39 +91,82 @@ void budget_section(Markdown& md, const Study& s) {
             "seeds dashed), one colour per scheme; grey dashed: the add-k n-gram models.");
 }
 
+// One scheme's tuning (tuning.csv, its first batch size): loss by (seed, lr).
+struct Grid {
+  long batch = 0;
+  std::map<std::pair<long, double>, double> loss;
+  // The rate its runs use (tune.h): a scheme with seed-2 rows is a kept one whose choice sat at
+  // its grid's edge; it takes the largest rate only where that wins on every seed, else its
+  // seed-1 choice among the others. Any other scheme: its lowest seed-1 loss.
+  double chosen(bool& moved) const {
+    double best = INFINITY, choice = NAN, largest = 0;
+    bool checked = false;
+    for (const auto& [key, l] : loss) {
+      checked = checked || key.first > 1;
+      if (key.first == 1) largest = std::max(largest, key.second);
+    }
+    for (const auto& [key, l] : loss)
+      if (key.first == 1 && (!checked || key.second != largest) && l < best)
+        best = l, choice = key.second;
+    moved = false;
+    if (!checked) return choice;
+    moved = true;
+    for (const auto& [key, l] : loss)
+      if (key.second == largest) {
+        const auto other = loss.find({key.first, choice});
+        moved = moved && other != loss.end() && l < other->second;
+      }
+    return moved ? largest : choice;
+  }
+};
+
 void tuning_section(Markdown& md, const Study& s) {
   md.heading("Learning rate per scheme");
   if (!s.tuning) return md.not_run("tuning.csv");
+  std::map<std::string, Grid> grids;
   std::vector<std::string> pes;
-  std::set<double> lrs;
-  std::map<std::pair<std::string, double>, double> loss;  // first batch size of each scheme
-  std::map<std::string, long> batch;
+  std::set<std::pair<long, double>> columns;  // (seed, lr)
   for (const auto& r : *s.tuning) {
-    if (!batch.count(r.pe)) batch[r.pe] = r.batch, pes.push_back(r.pe);
-    if (r.batch != batch[r.pe]) continue;
-    lrs.insert(r.lr), loss[{r.pe, r.lr}] = r.val_loss;
+    Grid& g = grids[r.pe];
+    if (g.loss.empty()) g.batch = r.batch, pes.push_back(r.pe);
+    if (r.batch != g.batch) continue;
+    g.loss[{r.seed, r.lr}] = r.val_loss, columns.insert({r.seed, r.lr});
   }
   Rows rows;
+  std::string moved_pes;
   for (const auto& pe : order_pes(pes)) {
-    rows.push_back({pe, std::to_string(batch[pe])});
-    double best = INFINITY, chosen = NAN;
-    for (const double lr : lrs) {
-      const auto it = loss.find({pe, lr});
-      rows.back().push_back(it == loss.end() ? "n/a" : fmt(it->second));
-      if (it != loss.end() && it->second < best) best = it->second, chosen = lr;
+    const Grid& g = grids[pe];
+    rows.push_back({pe, std::to_string(g.batch)});
+    for (const auto& col : columns) {
+      const auto it = g.loss.find(col);
+      rows.back().push_back(it == g.loss.end() ? "" : fmt(it->second));
     }
-    // A best rate at either end of a grid of 3 or more: a rate beyond it might do better.
-    const bool edge = lrs.size() >= 3 && (chosen == *lrs.begin() || chosen == *lrs.rbegin());
-    rows.back().push_back(fmt_plain(chosen) + (edge ? " (grid's edge)" : ""));
+    bool moved = false;
+    const double chosen = g.chosen(moved);
+    double low = INFINITY, high = 0;  // the rates tried
+    for (const auto& [key, l] : g.loss)
+      low = std::min(low, key.second), high = std::max(high, key.second);
+    const bool edge = g.loss.size() >= 3 && (chosen == low || chosen == high);
+    rows.back().push_back(fmt_plain(chosen) + (edge ? " (grid's edge)" : "") +
+                          (moved ? " (moved)" : ""));
+    if (moved) moved_pes += (moved_pes.empty() ? "" : ", ") + pe;
   }
   std::vector<std::string> h = {"pe", "batch"};
-  for (const double lr : lrs) h.push_back("lr " + fmt_plain(lr));
+  for (const auto& [seed, lr] : columns)
+    h.push_back("lr " + fmt_plain(lr) + (seed > 1 ? " seed " + std::to_string(seed) : ""));
   h.push_back("chosen lr");
   md.table(
-      "The learning-rate grid: val loss (nats) at the end of each short tuning run "
-      "(tuning.csv, the first batch size of each scheme); chosen = the learning rate of the "
-      "lowest val loss, which the scheme's runs use; (grid's edge): it is the grid's smallest or "
-      "largest rate, so a rate beyond the grid may do better.",
+      "The learning-rate grid: val loss (nats) at the end of each short tuning run (tuning.csv, "
+      "the first batch size of each scheme; seed 1 unless a column names another; empty: not "
+      "tried). chosen = the learning rate the scheme's runs use: the lowest seed-1 loss; a scheme "
+      "tried on a second seed (a kept scheme whose choice sat at the edge of the grid it was "
+      "tuned on) takes the grown grid's largest rate only if its loss is the lower one on each "
+      "seed tried. (grid's "
+      "edge): the chosen rate is the smallest or largest the scheme tried, so a rate beyond it "
+      "may do better. (moved): trained again at the larger rate: its main runs, branches and "
+      "fine-tunes; its break experiments, ablations and tasks keep the rate they were made "
+      "with. Moved: " +
+          (moved_pes.empty() ? std::string("none") : moved_pes) + ".",
       h, rows);
 }
 

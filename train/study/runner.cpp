@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "data/answer_mask.h"
@@ -12,7 +13,9 @@
 #include "data/corpus.h"
 #include "data/json.h"
 #include "train/checkpoint.h"
+#include "train/log.h"
 #include "train/study/probes.h"
+#include "train/study/run_evals.h"
 #include "train/study/sliding_cache.h"
 #include "train/study/tables.h"
 #include "train/study/tasks.h"
@@ -23,11 +26,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool finished(const std::string& run_dir, int64_t steps) {
+// The step a run trains to: its steps, or where it pauses (a screened run's constant phase).
+int64_t last_step(const TrainOptions& o) {
+  return o.stop_after > 0 ? o.stop_after : o.steps;
+}
+
+bool finished(const std::string& run_dir, const TrainOptions& o) {
   std::string p = run_dir + "/model.safetensors";
   if (!fs::exists(p)) return false;
   try {
-    return load_checkpoint(p).step == steps;
+    return load_checkpoint(p).step == last_step(o);
   } catch (const std::exception&) {
     return false;
   }
@@ -37,16 +45,20 @@ bool reuse(const StudyConfig& c, const std::string& path) {
   return !c.force && fs::exists(path);
 }
 
-// Trains unless the finished run is there; an interrupted run is continued. Returns the model;
-// `trained` says whether it was (re)trained now. The training time goes to the run's
-// timing.csv ("train <run>"; a resumed run adds to it).
-Checkpoint ensure_trained(const StudyConfig& c, const RunSpec& r, bool& trained) {
+// Trains unless the finished run is there; an interrupted run is continued (a screened run's
+// paused constant phase too, when the run now goes on to B). Returns the model; `trained` says
+// whether it was (re)trained now. The training time goes to the run's timing.csv as `stage`
+// ("train" or "retrain": a model made again for a run made earlier) + " <run>"; a resumed run
+// adds to it.
+Checkpoint ensure_trained(const StudyConfig& c, const RunSpec& r, bool& trained,
+                          const std::string& stage = "train") {
   const std::string dir = c.run_dir(r.name);
   TrainOptions o = r.train;
   o.quiet = false;
-  trained = c.force || !finished(dir, o.steps);
+  trained = c.force || !finished(dir, o);
   if (trained) {
-    std::fprintf(stderr, "%s: train (%lld steps)\n", r.name.c_str(), (long long)o.steps);
+    std::fprintf(stderr, "%s: %s (%lld steps)\n", r.name.c_str(), stage.c_str(),
+                 (long long)last_step(o));
     o.force = true;
     o.resume = false;
     if (!c.force && fs::exists(dir + "/state.safetensors")) {  // an interrupted run: continue it
@@ -64,103 +76,33 @@ Checkpoint ensure_trained(const StudyConfig& c, const RunSpec& r, bool& trained)
     }
     auto t0 = std::chrono::steady_clock::now();
     train(o);
-    record_stage(dir, "train " + r.name, seconds_since(t0), !o.resume);
+    record_stage(dir, stage + " " + r.name, seconds_since(t0), !o.resume);
   } else {
     std::fprintf(stderr, "%s: finished earlier, reused\n", r.name.c_str());
   }
   return load_checkpoint(dir + "/model.safetensors", c.device);
 }
 
-// One evaluation at length L under e's scaling (c.buckets position buckets). At L <= T0 every RoPE
-// scaling has s = 1 and is plain RoPE (docs/model.md), so the plain evaluation is reused when
-// it is there (the plan evaluates a run unscaled first).
-EvalResult evaluation_at(const StudyConfig& c, const RunSpec& run, const EvalSpec& e, GPT& model,
-                         const std::vector<uint16_t>& val, int64_t L) {
-  const int64_t T0 = model.config().block_size, windows = eval_windows(c, run, L);
-  if (e.scaling != ScalingKind::none && e.factor == 0 && L <= T0) {
-    EvalSpec plain = e;
-    plain.scaling = ScalingKind::none;
-    if (std::optional<EvalResult> r = read_eval(eval_path(c, plain, L), windows)) return *r;
-  }
-  Interventions scaled;
-  scaled.rope_scaling = {e.scaling, e.factor, T0};
-  return evaluate(model, val, L, windows, std::min(c.buckets, L), "val", nullptr, 0, scaled);
-}
-
-// The evaluations of one EvalSpec at every length, each with the sliding-window loss on the
-// same targets. The sliding pass is made once per model (sliding_cache.h) and reused by every
-// length and scaling; under --force it is remade once, with the plain (unscaled) spec. An
-// evaluation cached without a sliding loss only gets it added.
-void evaluate_run(const StudyConfig& c, const RunSpec& r, const EvalSpec& e, GPT& model,
-                  const std::vector<uint16_t>& val) {
-  std::fprintf(stderr, "%s: evaluate at %lld..%lld (scaling %s)\n", r.name.c_str(),
-               (long long)c.lens.front(), (long long)c.lens.back(), scaling_name(e.scaling));
-  // without a mask it means nothing; a fine-tuned run's T0 windows would need its own scaling
-  const bool sliding_wanted = model.config().causal && e.factor == 0;
-  std::vector<double> sliding;
-  for (int64_t L : c.lens) {
-    if (!evaluates_at(r, L)) continue;
-    const std::string path = eval_path(c, e, L);
-    std::optional<EvalResult> res;
-    if (!c.force) res = read_eval(path, eval_windows(c, r, L));
-    if (res && (!sliding_wanted || !std::isnan(res->sliding_loss))) continue;
-    if (!res) res = evaluation_at(c, r, e, model, val, L);
-    if (sliding_wanted) {
-      if (sliding.empty())
-        sliding =
-            run_sliding_losses(c.run_dir(r.name), model, val,
-                               c.force && e.scaling == ScalingKind::none, sliding_targets(c, r));
-      add_sliding_loss(*res, sliding);
-    }
-    write_file_atomic(path, res->json() + "\n");
-  }
-}
-
-// Masked LM: the loss on fixed masks, and the shuffle check: permute the input, un-permute the
-// outputs, compare (a model without mask and PE cannot tell the orders apart).
-MlmRow mlm_check(const RunSpec& r, const GPT& model, const std::vector<uint16_t>& val,
-                 int32_t vocab_size) {
-  Generator g(99);
-  double vl = 0;
-  int nb = 4;
-  for (int i = 0; i < nb; ++i) {
-    Batch b = sample_batch(val, 8, r.train.model.block_size, g, Objective::mlm, 0.15, vocab_size);
-    NoGrad ng;
-    vl += model.loss(b.x, b.y).item() / nb;
-  }
-  Batch b = sample_batch(val, 1, 64, g, Objective::mlm, 0.15, vocab_size);
-  std::vector<int64_t> perm(64);
-  for (int64_t i = 0; i < 64; ++i) perm[i] = (i * 37 + 11) % 64;  // a fixed permutation
-  Ids shuffled = b.x;
-  for (int64_t i = 0; i < 64; ++i) shuffled.data[i] = b.x.data[perm[i]];
-  NoGrad ng;
-  Tensor l1 = model.logits(b.x), l2 = model.logits(shuffled);
-  double diff = 0;
-  int64_t V = l1.size(2);
-  std::vector<double> v1 = l1.to_vector(), v2 = l2.to_vector();
-  for (int64_t i = 0; i < 64; ++i)
-    for (int64_t v = 0; v < V; ++v)
-      diff = std::max(diff, std::abs(v2[i * V + v] - v1[perm[i] * V + v]));
-  return {r.name, pe_name(r.train.model.pe.kind), static_cast<long>(r.train.seed), vl, diff};
-}
-
 // Every test cell of the run's task (each passkey length at each depth; unscramble's test_lens
 // are word counts k): n fresh examples, the same for every scheme and seed (one fixed seed per
-// cell), exact-match accuracy with its Wilson interval, per-character accuracy.
-std::vector<TaskRow> task_scores(const RunSpec& r, const GPT& model) {
+// cell), exact-match accuracy with its Wilson interval, per-character accuracy. Passkey: the
+// same examples by the key's distance from the question, into *by_distance.
+std::vector<TaskRow> task_scores(const RunSpec& r, const GPT& model,
+                                 std::vector<PasskeyDistanceRow>* by_distance) {
   const TaskSpec& t = *r.task;
   std::vector<std::string> vocab = load_vocab(t.data + "/vocab.json");
   std::vector<double> depths = t.depths;
   if (depths.empty()) depths = {NAN};  // not applicable: an empty cell in tasks.csv
   std::vector<TaskRow> rows;
   uint64_t cell_seed = 1000;  // the corpus is drawn from seed 7 (prepare_study_data)
+  DistanceScores distances;
   for (int64_t len : t.test_lens)
     for (double depth : depths) {
-      TaskScore sc =
-          task_accuracy(model, vocab, t.name, {len, depth}, t.test_examples, ++cell_seed);
+      TaskScore sc = task_accuracy(model, vocab, t.name, {len, depth}, t.test_examples, ++cell_seed,
+                                   t.name == "passkey" ? &distances : nullptr);
       Interval ci = wilson_interval(sc.correct, sc.n);
       rows.push_back({.task = t.name,
-                      .pe = pe_name(r.train.model.pe.kind),
+                      .pe = r.scheme,
                       .seed = static_cast<long>(r.train.seed),
                       .train_len = trained_length(t.name, t.train_len),
                       .test_len = len,
@@ -173,83 +115,15 @@ std::vector<TaskRow> task_scores(const RunSpec& r, const GPT& model) {
                       .k = t.name == "unscramble" ? static_cast<double>(len) : NAN,
                       .char_accuracy = sc.char_accuracy()});
     }
-  return rows;
-}
-
-// The cached loss of the kept model (last20_eval_path); nullopt when missing, unreadable or
-// made with other windows.
-std::optional<double> read_last20(const std::string& path, int64_t windows) {
-  if (path.empty() || !fs::exists(path)) return std::nullopt;
-  try {
-    Json j = json_parse(read_file(path), path);
-    if (static_cast<int64_t>(j.find("windows")->as_number()) == windows)
-      return j.find("loss")->as_number();
-  } catch (const std::exception&) {
+  for (const auto& [lo, counts] : distances) {
+    const auto [n, correct] = counts;
+    const Interval ci = wilson_interval(correct, n);
+    by_distance->push_back({r.scheme, static_cast<long>(r.train.seed),
+                            trained_length(t.name, t.train_len), lo, distance_bucket(lo).second, n,
+                            correct, static_cast<double>(correct) / static_cast<double>(n), ci.low,
+                            ci.high});
   }
-  return std::nullopt;
-}
-
-// The model kept at 80% of the steps, at T0 over the same val windows as the final model's
-// evaluation at T0. A run trained before models were kept has none: nothing to do.
-void evaluate_kept(const StudyConfig& c, const RunSpec& r, const std::vector<uint16_t>& val) {
-  const std::string path = last20_eval_path(c, r);
-  if (path.empty()) return;
-  const std::string kept = kept_model_path(c.run_dir(r.name), last20_step(r.train.steps));
-  const int64_t T0 = r.train.model.block_size, W = eval_windows(c, r, T0);
-  if (!fs::exists(kept) || (!c.force && read_last20(path, W))) return;
-  Checkpoint ck = load_checkpoint(kept, c.device);
-  EvalResult res = evaluate(*ck.model, val, T0, W, std::min(c.buckets, T0), "val");
-  write_file_atomic(path, res.json() + "\n");
-}
-
-// Context use inside T0 (a main run): the loss at T0 over the same windows with attention
-// limited to the last StudyConfig::context_window tokens.
-void evaluate_window(const StudyConfig& c, const RunSpec& r, GPT& model,
-                     const std::vector<uint16_t>& val) {
-  const std::string path = window_eval_path(c, r);
-  if (path.empty()) return;
-  const int64_t T0 = r.train.model.block_size, W = eval_windows(c, r, T0);
-  if (!c.force && read_eval(path, W)) return;
-  Interventions iv;
-  iv.attention_window = c.context_window;
-  EvalResult res = evaluate(model, val, T0, W, std::min(c.buckets, T0), "val", nullptr, 0, iv);
-  write_file_atomic(path, res.json() + "\n");
-}
-
-// True when every evaluation of the run, its kept model's and its masked-LM check are there.
-bool evals_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
-  if (c.force) return false;
-  for (const EvalSpec& e : p.evals)
-    for (int64_t L : c.lens)
-      if (e.run == r.name && evaluates_at(r, L) &&
-          !read_eval(eval_path(c, e, L), eval_windows(c, r, L)))
-        return false;
-  const std::string kept = r.train.keep_steps.empty()
-                               ? ""
-                               : kept_model_path(c.run_dir(r.name), last20_step(r.train.steps));
-  if (!kept.empty() && fs::exists(kept) &&
-      !read_last20(last20_eval_path(c, r), eval_windows(c, r, r.train.model.block_size)))
-    return false;
-  if (const std::string w = window_eval_path(c, r);
-      !w.empty() && !read_eval(w, eval_windows(c, r, r.train.model.block_size)))
-    return false;
-  return !(r.mlm_check && !fs::exists(c.run_dir(r.name) + "/mlm.csv"));
-}
-
-// The evaluations, the kept model's, the masked-LM check: one stage, "eval <run>".
-void evaluate_all(const StudyConfig& c, const StudyPlan& p, const RunSpec& r, GPT& model) {
-  auto t0 = std::chrono::steady_clock::now();
-  const std::string dir = c.run_dir(r.name);
-  std::vector<std::string> vocab = load_vocab(r.train.data + "/vocab.json");
-  std::vector<uint16_t> val = load_tokens(r.train.data + "/val.bin", vocab.size());
-  for (const EvalSpec& e : p.evals)
-    if (e.run == r.name) evaluate_run(c, r, e, model, val);
-  evaluate_window(c, r, model, val);
-  evaluate_kept(c, r, val);
-  if (r.mlm_check && !reuse(c, dir + "/mlm.csv"))
-    write_rows<MlmRow>(dir + "/mlm.csv",
-                       {mlm_check(r, model, val, static_cast<int32_t>(vocab.size()))});
-  record_stage(dir, "eval " + r.name, seconds_since(t0), c.force);
+  return rows;
 }
 
 // The probes of a main run (probes.h) at the study's longest length, each file made unless
@@ -266,12 +140,13 @@ void make_probes(const StudyConfig& c, const RunSpec& r, GPT& model) {
     write_rows(dir + "/attribution.csv", attribution_rows(r, model, val, L, c.probe_windows));
     made = true;
   }
-  if (!reuse(c, dir + "/copy.csv")) {
+  if (c.force || !probe_current(dir + "/copy.csv")) {
     std::fprintf(stderr, "%s: copy at a distance up to %lld\n", r.name.c_str(), (long long)L);
-    write_rows(dir + "/copy.csv", copy_rows(r, model, val, vocab, L, c.copy_examples));
+    const std::vector<uint16_t> train = load_tokens(r.train.data + "/train.bin", vocab.size());
+    write_rows(dir + "/copy.csv", copy_rows(r, model, train, val, L, c.copy_examples));
     made = true;
   }
-  if (r.train.model.pe.kind == PeKind::rope && !reuse(c, dir + "/rope_pairs.csv")) {
+  if (r.scheme == "rope" && !reuse(c, dir + "/rope_pairs.csv")) {
     std::fprintf(stderr, "%s: RoPE pairs at %lld\n", r.name.c_str(), (long long)L);
     write_rows(dir + "/rope_pairs.csv", rope_pair_rows(r, model, val, L, c.probe_windows));
     made = true;
@@ -279,23 +154,70 @@ void make_probes(const StudyConfig& c, const RunSpec& r, GPT& model) {
   if (made) record_stage(dir, "probe " + r.name, seconds_since(t0), c.force);
 }
 
-// A run that starts from another's model (a fine-tune) needs that model here. The plan makes
-// it in the parent's job, right after the parent; a parent made elsewhere (only its small files
-// came back, archive.h) is trained again here, its measurements kept.
-void ensure_parent_model(const StudyConfig& c, const RunSpec& parent, const RunSpec& r) {
-  if (r.train.init_from.empty() || fs::exists(r.train.init_from)) return;
-  std::fprintf(stderr, "%s: %s is not here; training %s again for it\n", r.name.c_str(),
-               r.train.init_from.c_str(), parent.name.c_str());
-  bool trained = false;
-  StudyConfig keep = c;
-  keep.force = false;
-  ensure_trained(keep, parent, trained);
-}
-
 // done.json: what the run was made with (its training options as a command line would give
 // them), written last; a run is done when it is there and says the same.
 std::string done_path(const StudyConfig& c, const RunSpec& r) {
   return c.run_dir(r.name) + "/done.json";
+}
+
+// The train and val losses of each row of two logs (log.h) at the same steps: equal when the
+// runs trained the same model. Returns the largest difference; NaN when the steps differ.
+double log_difference(const std::vector<LogRow>& a, const std::vector<LogRow>& b) {
+  if (a.size() != b.size()) return NAN;
+  double most = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].step != b[i].step) return NAN;
+    most = std::max({most, std::abs(a[i].train_loss - b[i].train_loss),
+                     std::abs(a[i].val_loss - b[i].val_loss)});
+  }
+  return most;
+}
+
+// The model of a run made earlier whose model is not here (only its small files came back,
+// archive.h), made again so that a measurement the plan now asks for can read it: trained in
+// <out>/retrain/<run>, so the run's own files stay as they were made, then moved into the run's
+// folder ("retrain <run>" in its timing.csv). retrain.json there says whether the new log's
+// losses equal the old ones, row by row: training is deterministic on one machine, so equal
+// logs say this is the model whose measurements the run holds.
+void retrain_model(const StudyConfig& c, const RunSpec& r) {
+  const std::string dir = c.run_dir(r.name), side = c.out + "/retrain/" + r.name;
+  std::fprintf(stderr, "%s: its model is not here; training it again in %s\n", r.name.c_str(),
+               side.c_str());
+  TrainOptions o = r.train;
+  o.out = side;
+  o.quiet = false;
+  o.resume = fs::exists(side + "/state.safetensors") && !finished(side, o);
+  o.force = !o.resume;
+  if (!o.branch_from.empty() && !fs::exists(o.branch_from)) o.branch_from.clear();
+  if (o.resume) o.branch_from.clear();
+  auto t0 = std::chrono::steady_clock::now();
+  if (!finished(side, o)) train(o);
+  record_stage(dir, "retrain " + r.name, seconds_since(t0), !o.resume);
+  fs::copy_file(side + "/model.safetensors", dir + "/model.safetensors",
+                fs::copy_options::overwrite_existing);
+  const double diff = log_difference(read_log(side + "/log.csv"), read_log(dir + "/log.csv"));
+  char b[64];
+  std::snprintf(b, sizeof b, "%.6g", std::isnan(diff) ? -1.0 : diff);  // -1: other steps
+  write_file_atomic(dir + "/retrain.json", "{\"run\":" + json_quote(r.name) +
+                                               ",\"same_log\":" + (diff == 0 ? "true" : "false") +
+                                               ",\"max_log_difference\":" + b + "}\n");
+}
+
+bool earlier_run(const StudyConfig& c, const RunSpec& r) {
+  return !c.force && marked_done(c, r);
+}
+
+// A run that starts from another's model (a fine-tune) needs that model here. The plan makes
+// it in the parent's job, right after the parent; a parent made earlier, elsewhere, is made
+// again (retrain_model), its measurements kept.
+void ensure_parent_model(const StudyConfig& c, const RunSpec& parent, const RunSpec& r) {
+  if (r.train.init_from.empty() || fs::exists(r.train.init_from)) return;
+  std::fprintf(stderr, "%s: %s is not here\n", r.name.c_str(), r.train.init_from.c_str());
+  if (earlier_run(c, parent)) return retrain_model(c, parent);
+  bool trained = false;
+  StudyConfig keep = c;
+  keep.force = false;
+  ensure_trained(keep, parent, trained);
 }
 
 // A task corpus made earlier is reused when it is complete (val.mask is written last) and of
@@ -314,18 +236,6 @@ bool task_corpus_ready(const TaskSpec& t) {
 
 }  // namespace
 
-std::string eval_path(const StudyConfig& c, const EvalSpec& e, int64_t L) {
-  const std::string s = e.factor > 0 ? "_x" + std::to_string(std::llround(e.factor)) : "";
-  return c.run_dir(e.run) + "/eval_" + scaling_name(e.scaling) + s + "_" + std::to_string(L) +
-         ".json";
-}
-
-std::string window_eval_path(const StudyConfig& c, const RunSpec& r) {
-  if (!r.probes) return "";
-  return c.run_dir(r.name) + "/eval_window" + std::to_string(c.context_window) + "_" +
-         std::to_string(r.train.model.block_size) + ".json";
-}
-
 std::string run_signature(const RunSpec& r) {
   const TrainOptions& o = r.train;
   const GPTConfig& m = o.model;
@@ -340,7 +250,16 @@ std::string run_signature(const RunSpec& r) {
                 o.decay_share, (long long)o.warmup, embedding_name(m.embedding), m.causal ? 1 : 0,
                 objective_name(o.objective), m.pe.theta, (long long)m.pe.max_len,
                 (long long)m.pe.t5_max_distance);
-  return b;
+  // the options added since, named only when set, so a run made before them keeps its line
+  std::string sig = b;
+  if (m.pe.rope_proportion != 1) sig += " rope_proportion=" + std::to_string(m.pe.rope_proportion);
+  if (m.pe.nope_every > 0) sig += " nope_every=" + std::to_string(m.pe.nope_every);
+  if (m.pe.random_positions > 0)
+    sig += " random_positions=" + std::to_string(m.pe.random_positions);
+  if (o.stop_after > 0) sig += " stop_after=" + std::to_string(o.stop_after);
+  if (!o.init_from.empty() && o.rope_scaling.kind != ScalingKind::linear)
+    sig += std::string(" finetune_scaling=") + scaling_name(o.rope_scaling.kind);
+  return sig;
 }
 
 std::string done_field(const StudyConfig& c, const RunSpec& r, const char* key) {
@@ -365,60 +284,6 @@ bool marked_done(const StudyConfig& c, const RunSpec& r) {
   }
 }
 
-std::string last20_eval_path(const StudyConfig& c, const RunSpec& r) {
-  if (r.train.keep_steps.empty()) return "";
-  return c.run_dir(r.name) + "/eval_step" + std::to_string(last20_step(r.train.steps)) + "_" +
-         std::to_string(r.train.model.block_size) + ".json";
-}
-
-// val.bin holds uint16 ids: its size says how many windows of L + 1 tokens fit (eval.h).
-int64_t eval_windows(const StudyConfig& c, const RunSpec& r, int64_t L) {
-  std::error_code ec;
-  const auto bytes = fs::file_size(r.train.data + "/val.bin", ec);
-  if (ec) return c.eval_windows;  // not prepared yet
-  const int64_t fit = (static_cast<int64_t>(bytes / 2) - 1) / L;
-  return c.eval_windows > 0 ? std::min(c.eval_windows, fit) : fit;
-}
-
-int64_t sliding_targets(const StudyConfig& c, const RunSpec& r) {
-  int64_t most = 0;
-  for (int64_t L : c.lens)
-    if (evaluates_at(r, L)) most = std::max(most, eval_windows(c, r, L) * L);
-  return most;
-}
-
-bool evaluates_at(const RunSpec& r, int64_t L) {
-  if (r.t0_only) return L == r.train.model.block_size;
-  return !(r.train.model.pe.kind == PeKind::learned && L > r.train.model.pe.max_len);
-}
-
-// The numbers of EvalResult::json; a missing "sliding_loss" reads as NaN (not computed).
-std::optional<EvalResult> read_eval(const std::string& path, int64_t windows) {
-  if (!fs::exists(path)) return std::nullopt;
-  auto sliding_of = [](const Json& j) {
-    const Json* s = j.find("sliding_loss");
-    return s ? s->as_number() : kNotComputed;
-  };
-  try {
-    Json j = json_parse(read_file(path), path);
-    EvalResult r;
-    r.loss = j.find("loss")->as_number();
-    r.ppl = std::exp(r.loss);
-    r.sliding_loss = sliding_of(j);
-    if (const Json* se = j.find("loss_se")) r.loss_se = se->as_number();
-    r.len = static_cast<int64_t>(j.find("len")->as_number());
-    r.tokens = static_cast<int64_t>(j.find("tokens")->as_number());
-    r.windows = static_cast<int64_t>(j.find("windows")->as_number());
-    for (const Json& b : j.find("buckets")->as_array())
-      r.buckets.push_back({static_cast<int64_t>(b.find("start")->as_number()),
-                           static_cast<int64_t>(b.find("end")->as_number()),
-                           b.find("loss")->as_number(), sliding_of(b)});
-    if (r.windows == windows) return r;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
 void prepare_study_data(const StudyConfig& c, const StudyPlan& p) {
   for (const std::string& corpus : p.corpora()) {
     const std::string dir = c.corpus_dir(corpus);
@@ -437,36 +302,62 @@ void prepare_study_data(const StudyConfig& c, const StudyPlan& p) {
   }
 }
 
+bool task_outputs_done(const StudyConfig& c, const RunSpec& r) {
+  const std::string dir = c.run_dir(r.name);
+  return fs::exists(dir + "/tasks.csv") &&
+         (r.task->name != "passkey" || fs::exists(dir + "/passkey_distance.csv"));
+}
+
 bool run_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
-  if (c.force) return false;
-  if (marked_done(c, r)) return true;
-  if (!finished(c.run_dir(r.name), r.train.steps)) return false;
+  if (c.force || !r.waits.empty()) return false;
+  if (!marked_done(c, r) && !finished(c.run_dir(r.name), r.train)) return false;
   for (const std::string& f : probe_files(r))
-    if (!fs::exists(c.run_dir(r.name) + "/" + f)) return false;
-  return evals_done(c, p, r) && !(r.task && !fs::exists(c.run_dir(r.name) + "/tasks.csv"));
+    if (!probe_current(c.run_dir(r.name) + "/" + f)) return false;
+  return evals_done(c, p, r) && !(r.task && !task_outputs_done(c, r));
 }
 
 std::vector<std::string> probe_files(const RunSpec& r) {
   if (!r.probes) return {};
   std::vector<std::string> files{"attribution.csv", "copy.csv"};
-  if (r.train.model.pe.kind == PeKind::rope) files.push_back("rope_pairs.csv");
+  if (r.scheme == "rope") files.push_back("rope_pairs.csv");
   return files;
 }
 
+bool probe_current(const std::string& path) {
+  if (!fs::exists(path)) return false;
+  if (fs::path(path).filename() != "copy.csv") return true;
+  std::ifstream in(path);
+  std::string header;
+  std::getline(in, header);
+  return header.find(",share") != std::string::npos;  // copy v2's columns (copy_probe.h)
+}
+
+// A run made earlier (its done.json says these options) that lacks a measurement the plan now
+// asks for makes only what is missing, with its model (made again when it is not here:
+// retrain_model); what it made stays, done.json too. Any other run trains unless finished, and
+// a model trained now keeps no measurement of an older one.
 void make_run(const StudyConfig& config, const StudyPlan& p, const RunSpec& r) {
+  if (!r.waits.empty())
+    fail("--job ", r.name, ": its options wait for ", r.waits, "; make that first");
   if (!r.after.empty()) ensure_parent_model(config, p.run(r.after), r);
+  const bool earlier = earlier_run(config, r);
+  if (earlier && !finished(config.run_dir(r.name), r.train)) retrain_model(config, r);
   bool trained = false;
   Checkpoint ck = ensure_trained(config, r, trained);
   StudyConfig c = config;
-  c.force = config.force || trained;  // a model trained now: no measurement of an older one stays
+  c.force = config.force || trained;
   const std::string dir = c.run_dir(r.name);
   if (!evals_done(c, p, r)) evaluate_all(c, p, r, *ck.model);
   if (r.probes) make_probes(c, r, *ck.model);
-  if (r.task && !reuse(c, dir + "/tasks.csv")) {
+  if (r.task && (c.force || !task_outputs_done(c, r))) {
     auto t0 = std::chrono::steady_clock::now();
-    write_rows(dir + "/tasks.csv", task_scores(r, *ck.model));
+    std::vector<PasskeyDistanceRow> by_distance;
+    const std::vector<TaskRow> rows = task_scores(r, *ck.model, &by_distance);
+    if (c.force || !fs::exists(dir + "/tasks.csv")) write_rows(dir + "/tasks.csv", rows);
+    if (r.task->name == "passkey") write_rows(dir + "/passkey_distance.csv", by_distance);
     record_stage(dir, "tasks " + r.name, seconds_since(t0), c.force);
   }
+  if (earlier) return;
   write_file_atomic(done_path(c, r), "{\"run\":" + json_quote(r.name) +
                                          ",\"signature\":" + json_quote(run_signature(r)) +
                                          ",\"machine\":" + json_quote(machine_description()) +

@@ -11,10 +11,13 @@
 //                                32 tokens (context use inside T0)
 //   state_step<N>.safetensors    main runs: the state where each cooldown branch starts
 //   done.json                    written last: the run's training options (run_signature)
+//   retrain.json                 a run made earlier whose model was made again here for a new
+//                                measurement: whether the new training log equals the old
 //   sliding.bin, sliding.json    the sliding-window loss of the val targets evaluated
 //                                (sliding_cache.h)
 //   mlm.csv                      masked-LM runs: loss on fixed masks, shuffle check (tables.h)
 //   tasks.csv                    task runs: accuracy at each test cell, length x depth (tables.h)
+//   passkey_distance.csv         passkey runs: accuracy by the key's distance from the question
 //   timing.csv                   the seconds of each stage that computed something: train,
 //                                eval, tasks (timing.h)
 // A finished run, and each of these files, is reused when the study is run again, unless
@@ -46,10 +49,20 @@ std::vector<const RunSpec*> children(const StudyPlan& p, const RunSpec& r);
 std::string run_signature(const RunSpec& r);
 // A text field of the run's done.json ("machine", "invocation"); "" when there is none.
 std::string done_field(const StudyConfig& c, const RunSpec& r, const char* key);
-// True when make_run would have nothing to do.
+// True when make_run would have nothing to do: the run was made (done.json says its options,
+// or its model is finished) and every measurement the plan asks of it is there and current.
+// Never for a run that waits (RunSpec::waits).
 bool run_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r);
+// True when the run's done.json says it was made with these options (run_signature): its
+// measurements then stay as they were made; a new one the plan asks for is added.
+bool marked_done(const StudyConfig& c, const RunSpec& r);
+// Whether a probe file is there in its current form (copy.csv: copy v2's columns, copy_probe.h;
+// an older one is made again).
+bool probe_current(const std::string& path);
+// A task run's scores are there (tasks.csv; passkey: passkey_distance.csv too).
+bool task_outputs_done(const StudyConfig& c, const RunSpec& r);
 // The files a main run's probes write in its folder (probes.h): attribution.csv, copy.csv and,
-// for RoPE, rope_pairs.csv; none for other runs.
+// for the rope scheme, rope_pairs.csv; none for other runs.
 std::vector<std::string> probe_files(const RunSpec& r);
 
 // Where an evaluation is cached, and how many windows it uses at length L: every window of the

@@ -124,7 +124,8 @@ double steady_throughput(const std::vector<LogRow>& rows) {
 std::vector<const RunSpec*> pending_runs(const StudyConfig& c, const StudyPlan& p) {
   std::vector<const RunSpec*> out;
   for (const RunSpec& r : p.runs)
-    if (!run_done(c, p, r) && (r.after.empty() || run_done(c, p, p.run(r.after))))
+    if (r.waits.empty() && !run_done(c, p, r) &&
+        (r.after.empty() || run_done(c, p, p.run(r.after))))
       out.push_back(&r);
   return out;
 }

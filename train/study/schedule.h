@@ -18,7 +18,7 @@ namespace poslab {
 
 // The jobs that are not done yet (all of them with --force), in the plan's order: each pending
 // run that starts from no other (its job makes its children too: runner.h, make_job), and each
-// pending run whose parent is done.
+// pending run whose parent is done; not the runs that wait (RunSpec::waits).
 std::vector<const RunSpec*> pending_runs(const StudyConfig& c, const StudyPlan& p);
 
 // The command line that makes one run: this program, "experiments", the study's settings,

@@ -70,7 +70,7 @@ std::string description(int64_t window, uint64_t model, const std::vector<uint16
 
 std::vector<double> run_sliding_losses(const std::string& run_dir, GPT& model,
                                        const std::vector<uint16_t>& val, bool recompute,
-                                       int64_t targets) {
+                                       int64_t targets, const Interventions& iv) {
   namespace fs = std::filesystem;
   const std::string bin_path = run_dir + "/sliding.bin", json_path = run_dir + "/sliding.json";
   const int64_t window = model.config().block_size;
@@ -83,7 +83,7 @@ std::vector<double> run_sliding_losses(const std::string& run_dir, GPT& model,
         read_file(json_path) == description(window, hash, val, bin))
       return from_bytes(bin.substr(0, want * sizeof(float)));
   }
-  std::vector<double> losses = sliding_losses(model, val, window, 0, targets);
+  std::vector<double> losses = sliding_losses(model, val, window, 0, targets, iv);
   std::string bin = to_bytes(losses);
   write_file_atomic(bin_path, bin);
   write_file_atomic(json_path, description(window, hash, val, bin));

@@ -26,9 +26,9 @@ namespace poslab {
 // The sliding losses of targets 1 .. `targets` of `val` (0: all of them; sliding_losses) with
 // window T0 = the model's block_size: read from run_dir when the cache matches and holds them
 // (and !recompute), otherwise computed (scaling set to none for the pass, then back to none)
-// and written there.
+// and written there. iv: the positions' draws of a random-position model (study_positions).
 std::vector<double> run_sliding_losses(const std::string& run_dir, GPT& model,
                                        const std::vector<uint16_t>& val, bool recompute,
-                                       int64_t targets = 0);
+                                       int64_t targets = 0, const Interventions& iv = {});
 
 }  // namespace poslab

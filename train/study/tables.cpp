@@ -64,7 +64,9 @@ const std::vector<Column<CopyCsvRow>>& CopyCsvRow::schema() {
                                                   {"distance", &R::distance},
                                                   {"n", &R::n},
                                                   {"loss_planted", &R::loss_planted},
-                                                  {"loss_control", &R::loss_control}};
+                                                  {"loss_control", &R::loss_control},
+                                                  {"gain", &R::gain},
+                                                  {"share", &R::share}};
   return kColumns;
 }
 
@@ -154,9 +156,38 @@ const std::vector<Column<AttentionDistanceRow>>& AttentionDistanceRow::schema() 
 const std::vector<Column<TuningRow>>& TuningRow::schema() {
   using R = TuningRow;
   static const std::vector<Column<R>> kColumns = {
-      {"pe", &R::pe},          {"lr", &R::lr},         {"batch", &R::batch},
-      {"steps", &R::steps},    {"tokens", &R::tokens}, {"val_loss", &R::val_loss},
-      {"seconds", &R::seconds}};
+      {"pe", &R::pe},           {"lr", &R::lr},         {"batch", &R::batch},
+      {"steps", &R::steps},     {"tokens", &R::tokens}, {"val_loss", &R::val_loss},
+      {"seconds", &R::seconds}, {"seed", &R::seed}};
+  return kColumns;
+}
+
+const std::vector<Column<PasskeyDistanceRow>>& PasskeyDistanceRow::schema() {
+  using R = PasskeyDistanceRow;
+  static const std::vector<Column<R>> kColumns = {{"pe", &R::pe},
+                                                  {"seed", &R::seed},
+                                                  {"train_len", &R::train_len},
+                                                  {"lo", &R::lo},
+                                                  {"hi", &R::hi},
+                                                  {"n", &R::n},
+                                                  {"correct", &R::correct},
+                                                  {"accuracy", &R::accuracy},
+                                                  {"ci_low", &R::ci_low},
+                                                  {"ci_high", &R::ci_high}};
+  return kColumns;
+}
+
+const std::vector<Column<ScreeningRow>>& ScreeningRow::schema() {
+  using R = ScreeningRow;
+  static const std::vector<Column<R>> kColumns = {{"pe", &R::pe},
+                                                  {"seeds", &R::seeds},
+                                                  {"loss_t0", &R::loss_t0},
+                                                  {"vs_sliding", &R::vs_sliding},
+                                                  {"best_loss_t0_pe", &R::best_loss_t0_pe},
+                                                  {"best_loss_t0", &R::best_loss_t0},
+                                                  {"best_vs_sliding_pe", &R::best_vs_sliding_pe},
+                                                  {"best_vs_sliding", &R::best_vs_sliding},
+                                                  {"promoted", &R::promoted}};
   return kColumns;
 }
 

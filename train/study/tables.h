@@ -14,7 +14,9 @@
 //   timing.csv         one row per stage that computed something
 //   attention.csv      one row per (scheme, layer, head, query, key)
 //   attention_distance.csv  one row per (scheme, length, layer, head): how far back it attends
-//   tuning.csv         one row per short tuning run (learning rate x batch size)
+//   tuning.csv         one row per short tuning run (learning rate x batch size x seed)
+//   screening.csv      one row per screened scheme: its B/4 scores against the main schemes'
+//   passkey_distance.csv  one row per (scheme, seed, distance bucket): passkey by distance
 //   loc.csv            one row per scheme: its posenc/ files, their lines, model parameters
 //   corpus.csv         one row: the study corpus's files, bytes, SHA-256 and source packages
 //   throughput.csv     one row per invocation: the training tokens/s it measured first
@@ -93,13 +95,14 @@ struct AttributionRow {
   static const std::vector<Column<AttributionRow>>& schema();
 };
 
-// copy.csv (SPEC 7.5): one main run, one gap d between the two copies (copy_probe.h): n
-// examples, the mean loss per character of the second copy's last m - 1 characters, with the
-// first copy planted and with a different random string (control).
+// copy.csv (copy v2, SPEC 7 v5 part 5): one main run, one gap d between the two copies
+// (copy_probe.h): n examples, the mean loss per character of the second copy's last m - 1
+// characters, with the first copy planted and with its characters shuffled (control);
+// gain = loss_control - loss_planted, share = gain / loss_control.
 struct CopyCsvRow {
   std::string run, pe;
   long seed = 0, distance = 0, n = 0;
-  double loss_planted = 0, loss_control = 0;
+  double loss_planted = 0, loss_control = 0, gain = 0, share = 0;
   static const std::vector<Column<CopyCsvRow>>& schema();
 };
 
@@ -151,6 +154,17 @@ struct TaskRow {
   static const std::vector<Column<TaskRow>>& schema();
 };
 
+// passkey_distance.csv: one row per (scheme, seed, distance bucket [lo, hi)): the passkey
+// examples of every test cell of that run whose key sits lo <= d < hi characters before the
+// question (tasks.h: distance_bucket), n of them, `correct` answered exactly, with the Wilson
+// 95% interval. train_len: the longest example trained on (characters).
+struct PasskeyDistanceRow {
+  std::string pe;
+  long seed = 0, train_len = 0, lo = 0, hi = 0, n = 0, correct = 0;
+  double accuracy = 0, ci_low = 0, ci_high = 0;
+  static const std::vector<Column<PasskeyDistanceRow>>& schema();
+};
+
 // ngram.csv: add-k smoothed character n-gram models fitted on a corpus's train split.
 struct NgramRow {
   std::string corpus;
@@ -187,13 +201,32 @@ struct AttentionDistanceRow {
   static const std::vector<Column<AttentionDistanceRow>>& schema();
 };
 
-// tuning.csv: the short runs that chose the learning rate and batch size.
+// tuning.csv: the short runs that chose the learning rate and batch size (tune.h). seed: 1,
+// or 2 for the edge check of a kept scheme; an older file without the column reads seed 1.
 struct TuningRow {
   std::string pe;
   double lr = 0;
   long batch = 0, steps = 0, tokens = 0;
   double val_loss = 0, seconds = 0;
+  long seed = 1;
   static const std::vector<Column<TuningRow>>& schema();
+};
+
+// screening.csv (screening.h): one row per screened scheme, written once when its promotion is
+// decided. loss_t0: the mean over seeds of its B/4 branch's loss at T0; vs_sliding: the same
+// mean of the loss minus the sliding-window loss on positions [T0, 16 T0) of the longest
+// windows. best_*: the lowest main scheme's mean over the same seeds, and which scheme it is.
+// promoted: "yes" when it beats every main scheme on either measure, else "no".
+struct ScreeningRow {
+  std::string pe;
+  long seeds = 0;
+  double loss_t0 = NAN, vs_sliding = NAN;
+  std::string best_loss_t0_pe;
+  double best_loss_t0 = NAN;
+  std::string best_vs_sliding_pe;
+  double best_vs_sliding = NAN;
+  std::string promoted;
+  static const std::vector<Column<ScreeningRow>>& schema();
 };
 
 // corpus.csv: what the study corpus was prepared from (data/corpus_info.h: bytes of the prepared

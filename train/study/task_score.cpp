@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "data/corpus.h"
+#include "posenc/random_positions.h"
 #include "train/study/tasks.h"
 
 namespace poslab {
@@ -12,7 +13,8 @@ namespace poslab {
 // never sees from an answer position), then at each answer character c the argmax of the
 // logits at position c - 1 (given the correct prefix text[0, c)).
 TaskScore score_answers(const GPT& model, const std::vector<std::string>& vocab,
-                        const std::vector<TaskExample>& examples) {
+                        const std::vector<TaskExample>& examples, int64_t first,
+                        std::vector<bool>* exact) {
   const uint16_t pad = encode(vocab, "_")[0];
   std::vector<std::vector<uint16_t>> ids;
   size_t L = 0;  // input length: the longest example minus its last character
@@ -24,7 +26,10 @@ TaskScore score_answers(const GPT& model, const std::vector<std::string>& vocab,
   Ids x{std::vector<int32_t>(B * T, pad), {B, T}};
   for (int64_t b = 0; b < B; ++b)
     std::copy(ids[b].begin(), ids[b].end() - 1, x.data.begin() + b * T);
-  const std::vector<double> logits = model.logits(x).to_vector();  // (B,T,V)
+  Interventions iv;  // random positions: each example its own draw, while T fits in [0, Lmax)
+  const int64_t Lmax = model.config().pe.random_positions;
+  if (Lmax > 0 && T <= Lmax) iv.positions = draw_position_rows(B, T, Lmax, 0, first);
+  const std::vector<double> logits = model.logits(x, iv).to_vector();  // (B,T,V)
   const int64_t V = model.config().vocab_size;
   TaskScore s;
   s.n = B;
@@ -35,12 +40,14 @@ TaskScore score_answers(const GPT& model, const std::vector<std::string>& vocab,
       right += std::max_element(row, row + V) - row == ids[b][c];
     }
     s.chars += chars, s.correct_chars += right, s.correct += right == chars;
+    if (exact) exact->push_back(right == chars);
   }
   return s;
 }
 
 TaskScore task_accuracy(const GPT& model, const std::vector<std::string>& vocab,
-                        const std::string& task, const TaskCell& cell, int64_t n, uint64_t seed) {
+                        const std::string& task, const TaskCell& cell, int64_t n, uint64_t seed,
+                        DistanceScores* by_distance) {
   Generator g(seed);
   NoGrad no_grad;
   std::vector<TaskExample> all;
@@ -56,8 +63,14 @@ TaskScore task_accuracy(const GPT& model, const std::vector<std::string>& vocab,
       if (!chunk.empty() && longest * (chunk.size() + 1) > 16384) break;
       chunk.push_back(all[done++]);
     }
-    const TaskScore c = score_answers(model, vocab, chunk);
+    std::vector<bool> exact;
+    const TaskScore c =
+        score_answers(model, vocab, chunk, static_cast<int64_t>(done - chunk.size()), &exact);
     s.n += c.n, s.correct += c.correct, s.chars += c.chars, s.correct_chars += c.correct_chars;
+    for (size_t i = 0; by_distance && i < chunk.size(); ++i) {
+      auto& [count, correct] = (*by_distance)[distance_bucket(chunk[i].distance).first];
+      ++count, correct += exact[i];
+    }
   }
   return s;
 }

@@ -167,7 +167,9 @@ TaskExample passkey_example(Generator& g, int64_t length, double depth) {
   for (const auto& [s, e] : f.distractors)
     if (s < p && p < e) p = p - s <= e - p ? s : e;
   std::string prompt = f.text.substr(0, p) + kNeedle + key + ". " + f.text.substr(p) + kQuestion;
-  return {prompt + key + "\n", prompt.size()};
+  const int64_t key_last = static_cast<int64_t>(p + kNeedle.size() + key.size()) - 1;
+  const int64_t question = static_cast<int64_t>(prompt.size() - kQuestion.size());
+  return {prompt + key + "\n", prompt.size(), question - key_last};
 }
 
 TaskExample training_example(const std::string& task, int64_t window, Generator& g) {
@@ -187,6 +189,14 @@ TaskExample training_example(const std::string& task, int64_t window, Generator&
     fail("passkey: expected a window of at least ", shortest, ", but got ", window);
   int64_t length = uniform_int(g, std::max<int64_t>(window / 2, shortest), window);
   return passkey_example(g, length, g.uniform());
+}
+
+std::pair<int64_t, int64_t> distance_bucket(int64_t d) {
+  if (d < 0) fail("passkey: expected a distance >= 0, but got ", d);
+  if (d < 64) return {0, 64};
+  int64_t lo = 64;
+  while (2 * lo <= d) lo *= 2;
+  return {lo, 2 * lo};
 }
 
 int64_t trained_length(const std::string& task, int64_t window) {

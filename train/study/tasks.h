@@ -40,6 +40,7 @@
 // another stream than the corpus), with Wilson 95% intervals.
 #pragma once
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,9 @@ const std::vector<std::string>& task_names();
 struct TaskExample {
   std::string text;         // prompt then answer; ASCII, one character = one token
   size_t answer_start = 0;  // the answer is text[answer_start, end); it ends in '\n'
+  // passkey: the key's distance from the question, the index of the question's first
+  // character minus that of the key's last; -1 for the other tasks.
+  int64_t distance = -1;
 };
 
 // The generators (each draws from g). unscramble: a sentence of k words, 1 <= k <= 12.
@@ -109,14 +113,26 @@ struct TaskScore {
   double char_accuracy() const { return chars ? double(correct_chars) / double(chars) : NAN; }
 };
 
-// The examples scored in one forward pass (padded with '_' to the longest).
+// The bucket of a passkey distance d: [0, 64), [64, 128), [128, 256), ... doubling (SPEC 7 v5
+// part 9): reach is a distance, not a length. Returns [lo, hi).
+std::pair<int64_t, int64_t> distance_bucket(int64_t d);
+
+// The examples scored in one forward pass (padded with '_' to the longest). A model trained on
+// random positions reads a draw per example (seed 0, the example's index `first` + b in its
+// cell) while the pass fits in [0, Lmax); a longer one reads contiguous positions, the only
+// choice past Lmax.
+// exact (optional) receives whether each example was answered exactly.
 TaskScore score_answers(const GPT& model, const std::vector<std::string>& vocab,
-                        const std::vector<TaskExample>& examples);
+                        const std::vector<TaskExample>& examples, int64_t first = 0,
+                        std::vector<bool>* exact = nullptr);
 
 // n fresh test examples of a cell (Generator(seed)), in forward passes of about 16384 tokens
-// (long passkey examples several to a pass).
+// (long passkey examples several to a pass). by_distance (optional): each passkey example's
+// exact match added to its distance bucket (distance_bucket's lo -> n, correct).
+using DistanceScores = std::map<int64_t, std::pair<int64_t, int64_t>>;
 TaskScore task_accuracy(const GPT& model, const std::vector<std::string>& vocab,
-                        const std::string& task, const TaskCell& cell, int64_t n, uint64_t seed);
+                        const std::string& task, const TaskCell& cell, int64_t n, uint64_t seed,
+                        DistanceScores* by_distance = nullptr);
 
 // Wilson's 95% score interval for a binomial proportion correct / n (Wilson 1927): the p whose
 // normal test does not reject at 5%. Unlike p +- 1.96 sqrt(p(1-p)/n) it stays inside [0, 1]

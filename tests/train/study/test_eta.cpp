@@ -32,23 +32,23 @@ TEST_CASE("planned tokens: training, every evaluation, one sliding pass over the
   // multiply-adds per token at length L: 1 layer x 32 x (12 x 32 + L); a training token of the
   // main network is 3 forward tokens at 32: 3 x 32 x 416
   auto cost = [](double L) { return (384 + L) / (3 * 416.0); };
-  size_t scalings = 0;  // plain rope and linear, ntk, dynamic, yarn
+  size_t scalings = 0;  // plain rope; linear, ntk, dynamic, yarn, llama3, yarn untruncated
   for (const EvalSpec& e : p.evals) scalings += e.run == "rope_s1";
-  REQUIRE(scalings == 5);
+  REQUIRE(scalings == 7);
   // steps 16 of batch 4, the val loss after every step (eval_every 1) over 4 batches
   REQUIRE(r.train.steps == 16);
   REQUIRE(r.train.batch == 4);
   REQUIRE(r.train.eval_every == 1);
   REQUIRE(r.train.eval_batches == 4);
   const double train = 16 * 4 * 32 + 16 * 4 * 4 * 32 * cost(32);
-  const double evals = 5 * (2 * 32 * cost(32) + 2 * 64 * cost(64) + 2 * 128 * cost(128));
+  const double evals = 7 * (2 * 32 * cost(32) + 2 * 64 * cost(64) + 2 * 128 * cost(128));
   // targets 1 .. 256 (2 windows of 128): windows at 0, 8, ..., 224 (the first reaching 256)
   const double sliding = 29 * 32 * cost(32);
   // the model at 80% of the steps, at T0; the 32-token window's evaluation at T0
   const double kept = 2 * 32 * cost(32), window = 2 * 32 * cost(32);
   // the probes (probe_windows 1 window of 128, copy_examples 2): attribution 3 x 128 at 128 and
-  // 4 x 128 at 32; RoPE pairs 8 + 1 evaluations at 128; copy gaps 16, 32, 64 and 80 = 128 - 2m,
-  // 2 windows of 48 + d each
+  // 4 x 128 at 32; RoPE pairs 8 + 1 evaluations at 128; copy (v2: m 16 after a lead of 16) gaps
+  // 16, 32, 64 and 80 = 128 - 16 - 2m, 2 windows of 48 + d each
   REQUIRE(c.probe_windows == 1);
   REQUIRE(c.copy_examples == 2);
   double probes = 128 * (3 * cost(128) + 4 * cost(32)) + 9 * 128 * cost(128);
