@@ -5,7 +5,11 @@
 #   make demo          build, then train the small Chinese models of the guide (docs/guide.zh.md)
 #   make reference     one training step of a tiny model through the plain loops of
 #                      nn/gpt_reference.cpp and through the framework: both losses, the gradients'
-#                      differences (PE=none|learned|sinusoidal|rope|alibi|t5, EMBEDDING=gpt2|scaled)
+#                      differences (PE=none|learned|sinusoidal|rope|alibi|t5|kerple|fire|xpos,
+#                      EMBEDDING=gpt2|scaled)
+#   make reference-train  nn/gpt_reference.cpp alone (standard library only, g++) trains the demo's
+#                      model on a prepared corpus and prints its loss curve, the numbers of
+#                      poslab train's log.csv (PE=..., EMBEDDING=..., CORPUS=fortunes-zh, STEPS=200)
 # Also: make experiments-quick, make bench, make test-portable, make debug, make sanitize,
 # make format, make clean,
 # make gpu-bundle (the binaries scripts/gpu_check.sh runs on a GPU machine), make cuda-emu (the
@@ -33,7 +37,7 @@ TEST_ENV = env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=PASSIVE
 endif
 
 FUZZ_SECONDS ?= 60
-.PHONY: all deps deps-torch build test gradcheck reference test-portable demo experiments experiments-quick bench \
+.PHONY: all deps deps-torch build test gradcheck reference reference-train test-portable demo experiments experiments-quick bench \
 	debug sanitize fuzz format clean gpu-bundle cuda-emu
 
 all: build
@@ -69,6 +73,19 @@ EMBEDDING ?= gpt2
 reference: deps $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) -j $(JOBS) --target reference_step
 	$(BUILD)/tests/reference_step --pe $(PE) --embedding $(EMBEDDING)
+
+# The one-file trainer: nn/gpt_reference.cpp and its main compiled alone, without the framework,
+# then trained as scripts/demo.sh trains runs/demo-zh-$(PE) (the same flags and seed: the same
+# losses, to f32's rounding). The corpus is prepared first if data/$(CORPUS) lacks it (with
+# poslab, built for that).
+CORPUS ?= fortunes-zh
+reference-train:
+	@mkdir -p $(BUILD)
+	g++ -std=c++20 -O2 nn/gpt_reference.cpp nn/gpt_reference_main.cpp -o $(BUILD)/reference_train
+	@[ -f data/$(CORPUS)/vocab.json ] || { $(MAKE) build && \
+	  $(BUILD)/train/poslab prepare --corpus $(CORPUS) --out data/$(CORPUS); }
+	$(BUILD)/reference_train --data data/$(CORPUS) --pe $(PE) --embedding $(EMBEDDING) --d 64 \
+	  --layers 2 --heads 4 --ctx 64 --batch 16 --lr 3e-3 --steps $(or $(STEPS),200)
 
 # The build an AVX2 machine makes (-march=x86-64-v3: AVX2 + FMA; plain x86-64 on a CPU without
 # AVX2), without CUDA, into build/portable. It runs every test with POSLAB_ISA=avx2 (our AVX2

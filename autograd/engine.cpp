@@ -130,6 +130,9 @@ static std::vector<std::shared_ptr<AutogradMeta>> topological_order(const Tensor
   return order;
 }
 
+// Its twin without a graph: model_backward in nn/gpt_reference.cpp, the forward's lines called in
+// reverse by hand, each layer's backward accumulating (+=) as this engine does; the model's
+// gradients from the two are tested equal (tests/nn/test_gpt_reference.cpp).
 void backward(const Tensor& root, const Tensor& grad) {
   if (!root.requires_grad())
     fail(

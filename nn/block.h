@@ -18,7 +18,8 @@ struct Block {
         ln_2(C, dtype),
         attn(C, H, causal, gen, proj_std, dtype),
         mlp(C, gen, proj_std, dtype) {}
-  // at: the positions of the forward and the scheme's tables for them (posenc.h)
+  // at: the positions of the forward and the scheme's tables for them (posenc.h). Its twin in
+  // plain loops: block_forward (and block_backward) in nn/gpt_reference.cpp.
   Tensor forward(const Tensor& x, const PositionalEncoding& pe, const PositionContext& at,
                  const Interventions& iv = {}) const {
     Tensor h = add(x, attn.forward(ln_1.forward(x), pe, at, iv));

@@ -51,7 +51,9 @@ class GPT {
   // ids: (B,T) -> logits (B,T,V); iv: the evaluation's interventions and RoPE scaling
   // (nn/attention.h), checked here against the model (learned: offset + T <= max_len).
   Tensor logits(const Ids& ids, const Interventions& iv = {}) const;
-  // mean cross-entropy of the next-token targets (B,T); row_loss: per position (B*T)
+  // mean cross-entropy of the next-token targets (B,T); row_loss: per position (B*T). Its twin
+  // in plain loops, every layer written out with its backward: model_forward and model_backward
+  // in nn/gpt_reference.cpp (tested equal: tests/nn/test_gpt_reference.cpp).
   Tensor loss(const Ids& ids, const Ids& targets, Tensor* row_loss = nullptr,
               const Interventions& iv = {}) const;
   // Attention probabilities (B,H,T,T) of block `layer` for ids (B,T).
