@@ -10,6 +10,8 @@
 #   make reference-train  nn/gpt_reference.cpp alone (standard library only, g++) trains the demo's
 #                      model on a prepared corpus and prints its loss curve, the numbers of
 #                      poslab train's log.csv (PE=..., EMBEDDING=..., CORPUS=fortunes-zh, STEPS=200)
+#   make explorer      build poslab for the browser (emscripten) into docs/explorer/ and serve it
+#                      at the address it prints (docs/explorer.md; PORT=n)
 # Also: make experiments-quick, make bench, make test-portable, make debug, make sanitize,
 # make format, make clean,
 # make gpu-bundle (the binaries scripts/gpu_check.sh runs on a GPU machine), make cuda-emu (the
@@ -38,7 +40,7 @@ endif
 
 FUZZ_SECONDS ?= 60
 .PHONY: all deps deps-torch build test gradcheck reference reference-train test-portable demo experiments experiments-quick bench \
-	debug sanitize fuzz format clean gpu-bundle cuda-emu
+	debug sanitize fuzz format clean gpu-bundle cuda-emu explorer
 
 all: build
 
@@ -110,6 +112,11 @@ test-portable: deps-torch
 	cd $(PORTABLE_BUILD) && $(TEST_ENV) POSLAB_ISA=generic ctest --output-on-failure -j $(JOBS) \
 	  -R 'test_(tensor|autograd|posenc|nn|train)$$'
 
+# The explorer (docs/explorer.md): poslab's inference compiled to WebAssembly by Debian's emscripten
+# into build/wasm, the site in docs/explorer/, served on 127.0.0.1 until Ctrl-C (scripts/explorer.sh).
+explorer:
+	JOBS=$(JOBS) scripts/explorer.sh
+
 experiments: build
 	$(BUILD)/train/poslab experiments $(if $(SCALE),--scale $(SCALE)) --device $(DEVICE) \
 	  $(if $(STEPS),--steps $(STEPS)) $(if $(STUDY_JOBS),--jobs $(STUDY_JOBS))
@@ -145,12 +152,12 @@ debug: deps
 
 # Builds the CPU code (no CUDA: the driver's mappings and allocations confuse ASan and
 # LeakSanitizer) with ASan and UBSan into build/sanitize and runs every C++ test program under
-# them (not the PyTorch reference check, which make test runs).
+# them (not the PyTorch reference check nor the explorer's browser test, which make test runs).
 sanitize: deps
 	$(CMAKE) -S . -B build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOSLAB_SANITIZE=ON -DPOSLAB_CUDA=OFF
 	$(CMAKE) --build build/sanitize -j $(JOBS) --target poslab_tests
 	cd build/sanitize && $(TEST_ENV) ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) \
-	  -E reference_pytorch
+	  -E 'reference_pytorch|explorer_browser'
 
 # libFuzzer (clang) on the file readers and the flag parser, FUZZ_SECONDS each; crashes land
 # in build/fuzz/crash-* and become regression inputs in tests/fuzz/regressions/.

@@ -13,6 +13,11 @@ set -euo pipefail
 pkgs=(cmake g++ make libopenblas-openmp-dev catch2 fortunes fortunes-min fortunes-zh bible-kjv
       libpython3.11-minimal libpython3.11-stdlib fonts-wqy-microhei)
 if [ "${POSLAB_FUZZ:-0}" = 1 ]; then pkgs+=(clang libclang-rt-14-dev); fi
+# The explorer (docs/explorer.md): emscripten compiles poslab to WebAssembly (make explorer,
+# POSLAB_EXPLORER=1); its browser test also runs the page in Chromium, headless
+# (tests/explorer/check.sh, POSLAB_BROWSER=1).
+if [ "${POSLAB_EXPLORER:-0}" = 1 ]; then pkgs+=(emscripten); fi
+if [ "${POSLAB_BROWSER:-0}" = 1 ]; then pkgs+=(emscripten chromium); fi
 # PyTorch (Debian's, for /usr/bin/python3) with POSLAB_TORCH=1, as make test, test-portable and
 # bench ask: the independent reference our evaluation is checked against
 # (tests/reference/check.sh) and the baseline of the benchmark's ratios. About 50 MB to download.

@@ -47,7 +47,7 @@ PX.views.interventions = {
       if (stale()) return bar.done();
       bar.set(`${n} (${k + 1}/${steps})`, k++ / steps);
       if (opts.scaling !== "none" && PX.info[n].pe !== "rope") {
-        this.result.notes[n] = PX.lang() === "zh" ? "RoPE 缩放只适用于 RoPE 模型" : "RoPE scalings apply to RoPE models only";
+        this.result.notes[n] = PX.lang() === "zh" ? "仅 RoPE" : "RoPE only";
       } else if (this.result.base[n]) {
         try {
           this.result.with[n] = await PX.evalWindow(n, ids, opts);
