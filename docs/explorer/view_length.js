@@ -20,6 +20,7 @@ PX.views.length = {
     this.$("length-value").innerHTML = `${this.L()} <span class="note">(T0 = ${PX.T0})</span>`;
   },
   run() {
+    this.label();
     this.pending = this.latest((stale) => this.compute(stale));
     return this.pending;
   },

@@ -28,7 +28,10 @@ PX.views.read = {
   // The window: val tokens [start, start + L] (L + 1 characters: L predicted), or the typed text.
   window() {
     const $ = this.$;
-    if ($("read-source").value === "typed") return PX.encode($("read-text").value);
+    if ($("read-source").value === "typed") {
+      const w = PX.encode($("read-text").value), max = 4097;  // 4096 predicted, as the val windows
+      return w.ids.length <= max ? w : { ...w, ids: w.ids.slice(0, max), chars: w.chars.slice(0, max), cut: max };
+    }
     const L = +$("read-len").value;
     const start = Math.max(0, Math.min(+$("read-start").value || 0, PX.val.length - L - 1));
     const ids = PX.valWindow(start, L + 1);
@@ -43,7 +46,8 @@ PX.views.read = {
   async compute(stale) {
     const $ = this.$;
     const w = this.window();
-    $("read-msg").innerHTML = PX.unknownNote(w.unknown);
+    $("read-msg").innerHTML = PX.unknownNote(w.unknown) + (w.cut ? `<div class="note">${PX.bi(
+      `只读前 ${w.cut} 个字符。`, `Only the first ${w.cut} characters are read.`)}</div>` : "");
     if (w.ids.length < 2) {
       $("read-msg").innerHTML = `<div class="error">${PX.bi("请至少输入两个字符：第一个字符之后的每个字符都会被预测。", "Type at least two characters: every character after the first is predicted.")}</div>`;
       $("read-panels").innerHTML = "";

@@ -164,6 +164,8 @@ def run_bad_inputs(b, c):
     marked = b.evaluate("document.querySelectorAll('#read-panels .oov').length")
     c.expect("characters outside the vocabulary: shown and explained", "你" in msg and marked == 12,
              "(%d panels mark it)" % marked)
+    bad = b.evaluate("PX.call('load', {name: 'bad', url: 'data/vocab.json'}).then(() => '', (e) => e.message)")
+    c.expect("a model file that fails to load: the reader's message", "safetensors" in bad or "header" in bad, repr(bad))
     b.evaluate(SET_AND_RUN + "('interventions', {'iv-len': '2048', 'iv-offset': '3072', 'iv-window': '0', 'iv-log': false, 'iv-scaling': 'none'})")
     note = b.evaluate("document.querySelector('#iv-table [data-scheme=learned]').textContent")
     c.expect("learned past its table: the error in its row", "max_len" in note, repr(note[-120:]))
