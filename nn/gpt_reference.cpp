@@ -192,8 +192,9 @@ void embedding_backward(Params& g, const double* dx, const Config& c, const Batc
 
 // ---- RoPE and xPos: q and k turned pair by pair by angles of their positions ----
 // Of a head's D dims the first r are cut into r/2 pairs (lo, hi) = (2i, 2i+1) (interleaved) or
-// (i, i + r/2) (half); r = 2 floor(f D / 2) (rope_fraction f), D for xpos. At position P pair i
-// turns by a = (P / s) w_i, s linear scaling's factor (1 unless fine-tuned under it), and
+// (i, i + r/2) (half); r = 2 floor(f D / 2) (rope_fraction f), D for xpos; dims r..D-1 pass
+// unchanged. At position P pair i turns by a = (P / s) w_i, s linear scaling's factor (1 unless
+// fine-tuned under it), and
 //   w_i = theta^(-2i/r)                    rope
 //   w_i = 0 for i >= floor(p D / 2)        p-RoPE (rope_proportion p < 1): never turned
 //   w_i = theta^(-2i/D)                    xpos, then pair i times A = zeta_i^(+P/B) for queries,
@@ -317,14 +318,13 @@ FireInput fire_input(const FireParams& f, double n, double Pi, int64_t T0) {
 Vec bias_forward(const Config& c, const Params& p, const FireParams& fire, const Batch& batch) {
   const int64_t B = batch.B, T = batch.T, H = c.n_head, W = c.fire_width;
   const Vec slopes = alibi_slopes(H);
-  Vec bias(B * H * T * T, 0.0);
+  Vec bias(B * H * T * T, 0.0), r(W);  // r: FIRE's hidden layer of one pair
   for (int64_t b = 0; b < B; ++b)
     for (int64_t i = 0; i < T; ++i)
       for (int64_t j = 0; j < T; ++j) {
         if (!sees(c, i, j)) continue;
         const int64_t Pi = position(batch, b, i), Pj = position(batch, b, j);
         const double n = distance(c, Pi, Pj);
-        Vec r(W);
         if (c.pe == Pe::fire) {
           const double u = fire_input(fire, n, static_cast<double>(Pi), c.block_size).u;
           for (int64_t w = 0; w < W; ++w) r[w] = std::max(fire.w0[w] * u + fire.b0[w], 0.0);

@@ -127,14 +127,13 @@ int main(int argc, char** argv) try {
       pe_name(o.model.pe), (long long)o.model.vocab_size, (long long)o.model.n_embd,
       (long long)o.model.n_layer, (long long)o.model.n_head, (long long)o.model.block_size,
       (long long)o.train.batch, o.train.lr, (unsigned long long)o.train.seed, train.size());
-  double sum = 0;
+  double sum = 0, secs = 0;  // the losses since the last line; seconds in training steps
   int64_t n = 0;
-  const auto t0 = std::chrono::steady_clock::now();
   for (int64_t s = 0; s < o.train.steps; ++s) {
+    const auto t0 = std::chrono::steady_clock::now();
     sum += train_step(run, train, s), ++n;
+    secs += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if ((s + 1) % o.eval_every != 0 && s + 1 != o.train.steps) continue;
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("step %5lld  train loss %.4f  val loss %.4f  (%.2f s a step)\n", (long long)(s + 1),
                 sum / n, val_loss(run, val, o.eval_batches), secs / (s + 1));
     std::fflush(stdout);
