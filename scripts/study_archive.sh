@@ -8,8 +8,7 @@
 #     distance: runner.h) keeps its done.json; its new or changed files are copied.
 #   - the model of seed 1 of each main scheme, into docs/results/models/<pe>.safetensors (about
 #     3 MB each), for learners to eval, attend and generate with, and for the report's
-#     attention maps (a screened scheme's paused run is no main model: its done.json says
-#     stop_after);
+#     attention maps (a screened scheme has one once it is promoted);
 #   - throughput.csv, the speed each invocation measured first, tuning.csv, the learning rates
 #     every run was trained with, and screening.csv, the promotions decided.
 # done.json is copied last, so an archive interrupted halfway holds no run that looks done.
@@ -39,7 +38,6 @@ for pe in none learned sinusoidal rope alibi t5 kerple fire prope rope_rand rope
           xpos learned_rand prope25; do
   model="$res/runs/${pe}_s1/model.safetensors"
   if [ -f "$res/runs/${pe}_s1/done.json" ] && [ -f "$model" ] &&
-     ! grep -q stop_after "$res/runs/${pe}_s1/done.json" &&
      ! cmp -s "$model" "$docs/models/$pe.safetensors"; then
     mkdir -p "$docs/models"
     cp -p "$model" "$docs/models/$pe.safetensors"

@@ -123,24 +123,38 @@ void scaling_evals(const StudyConfig& c, StudyPlan& p) {
 }
 
 // 3. A screened scheme (screening.h): seed by seed, the constant phase of a run on B's schedule
-// up to where the B/4 branch starts (the trainer pauses there: stop_after), and that branch,
-// evaluated at every length. A promotion continues the same run to B (promoted_runs).
-void screened_runs(const StudyConfig& c, StudyPlan& p, const std::vector<std::string>& pes) {
+// up to where its B/4 branch starts (<pe>_screen_s<seed>: the trainer pauses there), and that
+// branch, evaluated at every length. A promoted scheme keeps its screened runs (its branch is
+// then its main run's, the same run: with_branch false).
+void screened_runs(const StudyConfig& c, StudyPlan& p, const std::vector<std::string>& pes,
+                   bool with_branch = true) {
   const int64_t divisor = c.ablation_divisor, at = branch_step(c, divisor);
   for (uint64_t seed : first_seeds(c.screen_seeds))
     for (const std::string& pe : pes) {
       TrainOptions o = base_options(c, StudyConfig::kStudyCorpus, pe, seed);
       o.stop_after = at;
       o.keep_steps = {at};
-      p.runs.push_back(run_spec(c, main_run_name(pe, seed), StudyConfig::kStudyCorpus, pe, o));
-      add_branch(c, p, main_run_name(pe, seed), pe, seed, divisor);
+      const std::string name = screen_run_name(pe, seed);
+      p.runs.push_back(run_spec(c, name, StudyConfig::kStudyCorpus, pe, o));
+      if (with_branch) add_branch(c, p, name, pe, seed, divisor);
     }
 }
 
-// 3. The promoted schemes become main schemes: their main runs (the screening's constant phase
-// continued to B), branches and tasks.
+// 3. The promoted schemes become main schemes: their main runs, branches and tasks. The main
+// run of a screened seed continues its screened run's constant phase from the state kept
+// there (a cooldown branch's mechanism: the same model as trained straight, trainer.h).
 void promoted_runs(const StudyConfig& c, StudyPlan& p, const std::vector<std::string>& pes) {
+  screened_runs(c, p, pes, false);
+  const size_t first = p.runs.size();
   main_runs(c, p, pes);
+  const int64_t at = branch_step(c, c.ablation_divisor);
+  for (size_t i = first; i < p.runs.size(); ++i) {
+    RunSpec& r = p.runs[i];
+    if (!r.probes || static_cast<int64_t>(r.train.seed) > c.screen_seeds || at <= 0) continue;
+    r.after = screen_run_name(r.scheme, r.train.seed);
+    r.start_step = at;
+    r.train.branch_from = kept_state_path(c.run_dir(r.after), at);
+  }
   task_runs(c, p, pes);
 }
 
@@ -263,6 +277,7 @@ void contingent_parts(const StudyConfig& c, StudyPlan& p,
     StudyPlan q;
     q.pes = {pe};
     promoted_runs(c, q, {pe});
+    std::erase_if(q.runs, [](const RunSpec& r) { return r.train.stop_after > 0; });  // made
     add_contingent(p, std::move(q), "the promotion of " + pe);
   }
   for (const std::string& pe : c.lr_undecided) {
@@ -342,6 +357,9 @@ std::string main_run_name(const std::string& pe, uint64_t seed) {
 }
 std::string theta_run_name(double theta, uint64_t seed) {
   return main_run_name("rope_theta" + theta_label(theta), seed);
+}
+std::string screen_run_name(const std::string& pe, uint64_t seed) {
+  return main_run_name(pe + "_screen", seed);
 }
 std::string budget_run_name(const std::string& pe, int64_t divisor, uint64_t seed) {
   return main_run_name(pe + "_b" + std::to_string(divisor), seed);

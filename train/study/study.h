@@ -295,6 +295,8 @@ std::string main_run_name(const std::string& pe, uint64_t seed);  // rope_s1
 std::string theta_run_name(double theta, uint64_t seed);          // rope_theta10_s1, ..1e6_s1
 // A main run's cooldown branch at B / divisor: rope_b4_s1.
 std::string budget_run_name(const std::string& pe, int64_t divisor, uint64_t seed);
+// A screened scheme's constant phase, paused where its B/4 branch starts: xpos_screen_s1.
+std::string screen_run_name(const std::string& pe, uint64_t seed);
 std::string swapped_run_name(const std::string& pe,
                              uint64_t seed);  // rope_gpt2_s1, learned_scaled_s1
 std::string t5_distance_run_name(int64_t max_distance, uint64_t seed);  // t5_dist256_s1

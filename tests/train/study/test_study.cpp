@@ -90,7 +90,9 @@ void write_outputs(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
 }  // namespace
 
 TEST_CASE("the study plan names each run once, part by part, with each part's seeds", "[study]") {
-  const StudyConfig c = study_config(StudySize::full);
+  test::TempDir d;  // no results and no archive to read: the plan of a study not begun
+  StudyConfig c = study_config(StudySize::full);
+  c.out = d.file("results"), c.archive.clear();
   const StudyPlan p = study_plan(c);
   std::set<std::string> names;
   for (const RunSpec& r : p.runs) {
@@ -164,7 +166,8 @@ TEST_CASE("the study plan names each run once, part by part, with each part's se
   // branch starts, and that branch, 2 seeds
   for (const char* pe : {"xpos", "learned_rand", "prope25"})
     for (uint64_t seed : {1, 2}) {
-      const RunSpec& r = p.run(main_run_name(pe, seed));
+      const RunSpec& r = p.run(screen_run_name(pe, seed));
+      CHECK(r.name == std::string(pe) + "_screen_s" + std::to_string(seed));
       CHECK(r.train.steps == 7200);
       CHECK(r.train.stop_after == 1440);
       CHECK(r.train.keep_steps == std::vector<int64_t>{1440});
@@ -175,15 +178,15 @@ TEST_CASE("the study plan names each run once, part by part, with each part's se
       CHECK(b.train.steps == 1800);
       CHECK(!b.t0_only);
       CHECK_THROWS(p.run(budget_run_name(pe, 2, seed)));
-      CHECK_THROWS(p.run(main_run_name(pe, 3)));
+      CHECK_THROWS(p.run(main_run_name(pe, seed)));  // a main run only once promoted
     }
-  const PosencConfig lr = p.run("learned_rand_s1").train.model.pe;
+  const PosencConfig lr = p.run("learned_rand_screen_s1").train.model.pe;
   CHECK((lr.kind == PeKind::learned && lr.max_len == 4096 && lr.random_positions == 4096));
-  CHECK(p.run("prope25_s2").train.model.pe.rope_proportion == 0.25);
-  CHECK(p.run("xpos_s1").train.model.pe.kind == PeKind::xpos);
+  CHECK(p.run("prope25_screen_s2").train.model.pe.rope_proportion == 0.25);
+  CHECK(p.run("xpos_screen_s1").train.model.pe.kind == PeKind::xpos);
   // promoting them would add their main runs (seed 3 too), branches and tasks
   CHECK(p.undecided.size() == 3);
-  CHECK(p.contingent.size() == 3 * (3 * 3 + 3 * 3));
+  CHECK(p.contingent.size() == 3 * (3 * 3 + 3 * 3));  // (its screened runs are made already)
   // the break experiments and the ablations: 2 seeds at B/4 with the main runs' schedule
   for (uint64_t seed : {1, 2}) {
     for (const char* pe : {"none", "learned", "sinusoidal", "rope"}) {
@@ -229,7 +232,7 @@ TEST_CASE("the study plan names each run once, part by part, with each part's se
   CHECK(p.runs[51].name == "kerple_b4_s1");
   CHECK(p.runs[52].name == "kerple_b2_s1");
   CHECK(p.runs[50 + 15].name == "kerple_s2");
-  CHECK(p.runs[95].name == "xpos_s1");
+  CHECK(p.runs[95].name == "xpos_screen_s1");
   CHECK(p.runs[96].name == "xpos_b4_s1");
   CHECK(p.runs[107].name == "task_unscramble_none_s1");
   CHECK(p.runs[204].name == "mlm_none_s1");
@@ -256,7 +259,9 @@ TEST_CASE("the study plan names each run once, part by part, with each part's se
 
 TEST_CASE("the plan waits on the tuning: a run whose learning rate is not chosen is not made",
           "[study]") {
+  test::TempDir d;
   StudyConfig c = study_config(StudySize::full);
+  c.out = d.file("results"), c.archive.clear();
   c.lr_pending = {"kerple"};
   c.lr_undecided = {"t5"};
   c.lr_by_pe = {{"t5", 0.008}}, c.kept_lr_by_pe = {{"t5", 0.008}};
@@ -575,11 +580,18 @@ TEST_CASE(
   const StudyPlan p = study_plan(c);
   CHECK(p.pes.back() == "xpos");
   CHECK(p.screened == std::vector<std::string>{"prope25"});
-  CHECK((p.run("xpos_s1").train.stop_after == 0 && p.run("xpos_s1").probes));
+  const RunSpec& xpos = p.run("xpos_s1");
+  CHECK((xpos.train.stop_after == 0 && xpos.probes));
+  // seed 1 continues its screened run from the state it kept where the B/4 branch starts
+  const RunSpec& screen = p.run("xpos_screen_s1");
+  CHECK(xpos.after == screen.name);
+  CHECK(xpos.start_step == screen.train.stop_after);
+  CHECK(xpos.train.branch_from == kept_state_path(screen.train.out, xpos.start_step));
+  CHECK(p.run("xpos_b4_s1").after == "xpos_s1");  // the same branch as when it was screened
   CHECK(p.run("xpos_s2").train.steps == c.steps);
   CHECK(p.run("xpos_b2_s1").after == "xpos_s1");
   CHECK(p.run("task_passkey_xpos_s1").task);
-  CHECK(p.run("prope25_s1").train.stop_after > 0);
+  CHECK(p.run("prope25_screen_s1").train.stop_after > 0);
   CHECK(p.undecided.empty());
   // the decision stands when the branches it read change (a main scheme trained again)
   b4("xpos", 2.5, 2.5, 2.0);
