@@ -1,3 +1,6 @@
+// guide_figures_v5.cpp — `poslab figure` for the v5 schemes and scalings (guide_figures_v5.h).
+// The symbols are the guide's: Δ = m - n the distance, θ_i pair i's frequency, κ and η KERPLE's
+// strength and bend (posenc/kerple.h's p and a), ζ_i xPos's per-pair base.
 #include "cli/guide_figures_v5.h"
 
 #include <cmath>
@@ -16,94 +19,181 @@ static std::string fmt(const char* f, double a, double b = 0, double c = 0) {
   return buf;
 }
 
-// Distances 0 .. 512 in steps of 4.
-static std::vector<double> distances() {
+// Distances 0 .. max in steps of `step`.
+static std::vector<double> distances(double max, double step) {
   std::vector<double> d;
-  for (double n = 0; n <= 512; n += 4) d.push_back(n);
+  for (double n = 0; n <= max; n += step) d.push_back(n);
   return d;
 }
+
+// ---------------------------------------------------------------- KERPLE against ALiBi
+
+// Three heads' (κ, η), whose ALiBi slopes κ η are three of ALiBi's four at H = 4: 1/4, 1/16, 1/256.
+struct KerpleSetting {
+  double kappa, eta;
+  const char* label;  // "κ = 2, η = 1/8"
+  const char* slope;  // κ η: "1/4"
+};
+static const KerpleSetting kKerple[] = {{2.0, 1.0 / 8, "κ = 2, η = 1/8", "1/4"},
+                                        {1.0, 1.0 / 16, "κ = 1, η = 1/16", "1/16"},
+                                        {0.5, 1.0 / 128, "κ = 1/2, η = 1/128", "1/256"}};
+// ALiBi's lines fall without end; below this they leave the plot, so that the curves stay
+// readable (at Δ = 512 the steepest line is at -128, the log at -8.3).
+constexpr double kKerpleFloor = -10;
 
 LinePlot kerple_kernel_figure() {
   LinePlot p;
   p.title = "KERPLE's log kernel and ALiBi's line";
-  p.xlabel = "distance n = i - j";
+  p.xlabel = "distance Δ = m - n";
   p.ylabel = "bias added to the score";
   const char* colors[] = {"#0072B2", "#D55E00", "#009E73"};
-  const double settings[][2] = {{1.0, 0.5}, {2.0, 0.05}, {0.5, 0.01}};  // (p, a)
   for (int k = 0; k < 3; ++k) {
-    const double pk = settings[k][0], ak = settings[k][1];
+    const KerpleSetting& s = kKerple[k];
     Series log_s, line;
-    log_s.label = fmt("KERPLE p = %g, a = %g", pk, ak);
-    line.label = fmt("ALiBi slope p a = %g", pk * ak);
+    log_s.label = std::string("KERPLE ") + s.label;
+    line.label = std::string("ALiBi, slope κ η = ") + s.slope;
     log_s.color = line.color = colors[k];
     line.dashed = true;
     log_s.markers = line.markers = false;
-    for (double n : distances()) {
-      log_s.x.push_back(n), log_s.y.push_back(-pk * std::log1p(ak * n));
-      line.x.push_back(n), line.y.push_back(-pk * ak * n);
+    for (double n : distances(512, 2)) {
+      log_s.x.push_back(n), log_s.y.push_back(-s.kappa * std::log1p(s.eta * n));
+      if (-s.kappa * s.eta * n >= kKerpleFloor)
+        line.x.push_back(n), line.y.push_back(-s.kappa * s.eta * n);
     }
     p.series.push_back(log_s), p.series.push_back(line);
   }
-  p.y_max = 0.5;
-  p.notes = {"-p ln(1 + a n) starts on the line -p a n", "and bends away once a n > 1"};
+  p.notes = {"-κ ln(1 + η Δ) starts on the line -κ η Δ", "and bends away once η Δ > 1",
+             "the lines go on below -10"};
   return p;
 }
 
-// The wavelength of each pair under plain RoPE (frequencies w), or NaN where it never turns.
+static std::string kerple_table() {
+  std::string t = "bias at distance Δ: KERPLE -κ ln(1 + η Δ) beside ALiBi's line -κ η Δ\n";
+  const char* names[] = {"A", "B", "C"};
+  for (int k = 0; k < 3; ++k) t += std::string(k ? "; " : "") + names[k] + ": " + kKerple[k].label;
+  t += "\n     Δ";
+  for (const char* n : names) t += std::string("  KERPLE ") + n + "   ALiBi " + n;
+  t += "\n";
+  for (double n : {1.0, 8.0, 64.0, 256.0, 1024.0, 4096.0}) {
+    t += fmt("%6g", n);
+    for (const KerpleSetting& s : kKerple)
+      t += fmt(" %9.3f %9.3f", -s.kappa * std::log1p(s.eta * n), -s.kappa * s.eta * n);
+    t += "\n";
+  }
+  return t;
+}
+
+// ---------------------------------------------------------------- p-RoPE and --rope-fraction
+
+// The wavelength 2π/θ_i of each pair, or NaN where it never turns.
 static std::vector<double> wavelengths(const std::vector<double>& w) {
   std::vector<double> out;
   for (double f : w) out.push_back(f > 0 ? 2 * M_PI / f : std::nan(""));
   return out;
 }
 
+struct PropePairs {
+  std::vector<double> plain, kept, fraction;  // wavelengths; kept, fraction: NaN = never turns
+  int64_t K, r;                               // pairs p-RoPE keeps; dims the fraction rotates
+};
+
+static PropePairs prope_pairs(const FigureOptions& o) {
+  const int64_t D = o.head_dim;
+  PropePairs pp;
+  pp.K = rope_kept_pairs(D, 7.0 / 16);
+  pp.r = rope_rotated_dims(D, 7.0 / 16);
+  std::vector<double> w = rope_base_frequencies(D, o.theta), kept = w;
+  for (int64_t i = pp.K; i < D / 2; ++i) kept[i] = 0;
+  std::vector<double> frac = rope_base_frequencies(pp.r, o.theta);
+  frac.resize(D / 2, 0);  // the dims past r are never rotated
+  pp.plain = wavelengths(w), pp.kept = wavelengths(kept), pp.fraction = wavelengths(frac);
+  return pp;
+}
+
 LinePlot prope_pairs_figure(const FigureOptions& o) {
   const int64_t D = o.head_dim, half = D / 2;
+  const PropePairs pp = prope_pairs(o);
   LinePlot p;
-  p.title = fmt("Which pairs turn: p-RoPE and --rope-fraction at 7/16, D = %g", double(D));
+  p.title = fmt("Which pairs turn at 7/16, D = %g: p-RoPE and --rope-fraction", double(D));
   p.xlabel = "pair i (0 = fastest)";
-  p.ylabel = "wavelength 2 pi / w_i (positions)";
+  p.ylabel = "wavelength 2 pi / theta_i (positions)";
   p.log_y = true;
   std::vector<double> idx;
   for (int64_t i = 0; i < half; ++i) idx.push_back(double(i));
-  std::vector<double> plain = rope_base_frequencies(D, o.theta), kept = plain;
-  for (int64_t i = rope_kept_pairs(D, 7.0 / 16); i < half; ++i) kept[i] = 0;
-  const int64_t r = rope_rotated_dims(D, 7.0 / 16);
-  std::vector<double> frac = rope_base_frequencies(r, o.theta);
-  Series a{"RoPE: every pair", idx, wavelengths(plain), "#999999"};
-  Series b{"p-RoPE p = 7/16: pairs past K never turn", idx, wavelengths(kept), "#0072B2"};
-  std::vector<double> fidx(idx.begin(), idx.begin() + r / 2);
-  Series c{"--rope-fraction 7/16: r/2 pairs, frequencies spread", fidx, wavelengths(frac),
-           "#D55E00"};
-  Series t0{"T0", {0, double(half - 1)}, {double(o.train_len), double(o.train_len)}, "#000000"};
+  std::vector<double> fidx(idx.begin(), idx.begin() + pp.r / 2);
+  std::vector<double> fwl(pp.fraction.begin(), pp.fraction.begin() + pp.r / 2);
+  Series a{"RoPE: every pair", idx, pp.plain, "#999999"};
+  Series b{"--rope-proportion 7/16: pairs from K on never turn", idx, pp.kept, "#0072B2"};
+  Series c{"--rope-fraction 7/16: fewer dims, frequencies spread", fidx, fwl, "#D55E00"};
+  Series t0{fmt("T0 = %g", double(o.train_len)),
+            {0, double(half - 1)},
+            {double(o.train_len), double(o.train_len)},
+            "#000000"};
   t0.dashed = true, t0.markers = false;
   p.series = {a, b, c, t0};
-  p.notes = {
-      fmt("p-RoPE: K = floor(p D/2) = %g pairs kept", double(rope_kept_pairs(D, 7.0 / 16))),
-      fmt("fraction: r = %g dims, slowest wavelength %.0f", double(r), 2 * M_PI / frac.back())};
+  p.notes = {fmt("proportion: K = %g pairs keep their frequency,", double(pp.K)),
+             fmt("the other %g never turn", double(half - pp.K)),
+             fmt("fraction: %g dims turn, the slowest pair", double(pp.r)),
+             fmt("has a wavelength of %.0f", pp.fraction[pp.r / 2 - 1])};
   return p;
 }
 
+static std::string prope_table(const FigureOptions& o) {
+  const PropePairs pp = prope_pairs(o);
+  std::string t = fmt("D = %g, theta %g, T0 = %g: the wavelength 2 pi / theta_i of each pair, ",
+                      double(o.head_dim), o.theta, double(o.train_len)) +
+                  "at 7/16\n pair       RoPE  proportion   fraction\n";
+  for (size_t i = 0; i < pp.plain.size(); ++i) {
+    std::string kept = std::isnan(pp.kept[i]) ? "      never" : fmt("%11.1f", pp.kept[i]);
+    std::string frac = std::isnan(pp.fraction[i]) ? "      never" : fmt("%11.1f", pp.fraction[i]);
+    t += fmt("%5g %10.1f ", double(i), pp.plain[i]) + kept + frac + "\n";
+  }
+  return t;
+}
+
+// ---------------------------------------------------------------- xPos's decay
+
 LinePlot xpos_decay_figure(const FigureOptions& o) {
   const int64_t D = o.head_dim;
-  const double B = 512;
   const std::vector<double> zeta = xpos_zeta(D);
   LinePlot p;
-  p.title = fmt("xPos: the decay of pair i's share of q.k, D = %g, B = %g", double(D), B);
-  p.xlabel = "distance n = i - j";
-  p.ylabel = "zeta_i^(n/B)";
+  p.title = fmt("xPos: the factor on pair i's share of q.k, D = %g, scale base 512", double(D));
+  p.xlabel = "distance Δ = m - n";
+  p.ylabel = "zeta_i^(Δ/512)";
   for (int64_t i : {int64_t(0), D / 4, D / 2 - 1}) {
     Series s;
     s.label = fmt("pair %g: zeta = %.3f", double(i), zeta[i]);
     s.markers = false;
-    for (double n : distances()) s.x.push_back(n), s.y.push_back(std::pow(zeta[i], n / B));
+    for (double n : distances(1024, 4)) s.x.push_back(n), s.y.push_back(std::pow(zeta[i], n / 512));
     p.series.push_back(s);
   }
-  Series t0{"T0", {double(o.train_len), double(o.train_len)}, {0, 1}, "#000000"};
+  Series t0{fmt("T0 = %g", double(o.train_len)),
+            {double(o.train_len), double(o.train_len)},
+            {0, 1},
+            "#000000"};
   t0.dashed = true, t0.markers = false;
   p.series.push_back(t0);
-  p.notes = {"zeta_i = (2i/D + 0.4) / 1.4", "fast pairs are damped most"};
+  p.notes = {"zeta_i = (2i/D + 0.4) / 1.4", "the fast pairs are damped most"};
   return p;
 }
+
+static std::string xpos_table(const FigureOptions& o) {
+  const int64_t D = o.head_dim;
+  const std::vector<double> zeta = xpos_zeta(D);
+  std::string t =
+      fmt("D = %g, scale base 512: zeta_i^(Δ/512), the factor on pair i's share of "
+          "q.k\n",
+          double(D));
+  t += " pair   zeta_i   Δ = 64   Δ = 256  Δ = 1024  Δ = 4096\n";
+  for (int64_t i : {int64_t(0), D / 4, D / 2 - 1}) {
+    t += fmt("%5g %8.3f", double(i), zeta[i]);
+    for (double n : {64.0, 256.0, 1024.0, 4096.0}) t += fmt(" %9.3g", std::pow(zeta[i], n / 512));
+    t += "\n";
+  }
+  return t;
+}
+
+// ---------------------------------------------------------------- YaRN's and Llama 3's ramps
 
 // Each pair's share of its original frequency kept by frequencies w' at factor s:
 // (w' - w/s) / (w - w/s): 1 unchanged, 0 divided by s.
@@ -114,53 +204,65 @@ static std::vector<double> kept_share(const std::vector<double>& w, const std::v
   return k;
 }
 
+struct Ramps {
+  std::vector<double> turns, deployed, untruncated, paper, llama3;
+};
+
+static Ramps ramps(const FigureOptions& o) {
+  const int64_t D = o.head_dim, T0 = o.train_len;
+  const std::vector<double> w = rope_base_frequencies(D, o.theta);
+  YarnRamp loose;
+  loose.truncate = false;
+  Ramps r;
+  for (double f : w) r.turns.push_back(T0 * f / (2 * M_PI));
+  r.deployed = yarn_keep(D, o.theta, T0);
+  r.untruncated = yarn_keep(D, o.theta, T0, loose);
+  r.paper = yarn_keep_paper(D, o.theta, T0);
+  r.llama3 = kept_share(w, llama3_frequencies(D, o.theta, o.factor, T0, 1, 4), o.factor);
+  return r;
+}
+
 LinePlot rope_ramps_figure(const FigureOptions& o) {
   const int64_t D = o.head_dim, T0 = o.train_len;
-  const double s = o.factor;
+  const Ramps r = ramps(o);
   LinePlot p;
-  p.title =
-      fmt("Which pairs a scaling stretches: D = %g, T0 = %g, s = %g", double(D), double(T0), s);
+  p.title = fmt("Which pairs a scaling stretches: D = %g, T0 = %g, s = %g", double(D), double(T0),
+                o.factor);
   p.xlabel = "pair i (0 = fastest)";
   p.ylabel = "share of the original frequency kept";
   std::vector<double> idx;
   for (int64_t i = 0; i < D / 2; ++i) idx.push_back(double(i));
-  const std::vector<double> w = rope_base_frequencies(D, o.theta);
-  YarnRamp loose;
-  loose.truncate = false;
-  p.series = {{"YaRN as deployed (truncate)", idx, yarn_keep(D, o.theta, T0), "#0072B2"},
-              {"YaRN truncate = false (gpt-oss)", idx, yarn_keep(D, o.theta, T0, loose), "#56B4E9"},
-              {"YaRN paper (linear in turns)", idx, yarn_keep_paper(D, o.theta, T0), "#009E73"},
-              {"Llama 3 (lff 1, hff 4)", idx,
-               kept_share(w, llama3_frequencies(D, o.theta, s, T0, 1, 4), s), "#D55E00"}};
+  p.series = {{"YaRN as deployed (truncate)", idx, r.deployed, "#0072B2"},
+              {"YaRN truncate = false (gpt-oss)", idx, r.untruncated, "#56B4E9"},
+              {"YaRN paper (linear in turns)", idx, r.paper, "#009E73"},
+              {"Llama 3 (lff 1, hff 4)", idx, r.llama3, "#D55E00"}};
   p.series[1].dashed = true;
-  p.notes = {"1: the pair keeps its frequency", "0: its frequency is divided by s"};
+  p.notes = {"1: the pair keeps its frequency", "0: its frequency is divided by s",
+             "Llama 3: linear in turns, from 1 to 4"};
   return p;
 }
 
-static std::string pair_table(const LinePlot& p) {
-  std::string t;
-  for (const Series& s : p.series) {
-    t += s.label + ":";
-    for (size_t i = 0; i < s.y.size(); ++i) t += fmt(" %.4g", s.y[i]);
-    t += "\n";
-  }
+static std::string ramps_table(const FigureOptions& o) {
+  const Ramps r = ramps(o);
+  std::string t = fmt("D = %g, T0 = %g, s = %g: the share of pair i's frequency kept\n",
+                      double(o.head_dim), double(o.train_len), o.factor);
+  t += " pair       r_i  deployed  untruncated    paper   llama3\n";
+  for (size_t i = 0; i < r.turns.size(); ++i)
+    t += fmt("%5g %9.3f %9.3f", double(i), r.turns[i], r.deployed[i]) +
+         fmt(" %12.3f %8.3f %8.3f\n", r.untruncated[i], r.paper[i], r.llama3[i]);
   return t;
 }
 
 std::optional<GuideFigure> make_v5_figure(const std::string& name, const FigureOptions& o) {
-  LinePlot p;
   if (name == "kerple-kernel")
-    p = kerple_kernel_figure();
-  else if (name == "prope-pairs")
-    p = prope_pairs_figure(o);
-  else if (name == "xpos-decay")
-    p = xpos_decay_figure(o);
-  else if (name == "rope-ramps")
-    p = rope_ramps_figure(o);
-  else
-    return std::nullopt;
-  return GuideFigure{render_line_plot(p),
-                     name == "kerple-kernel" || name == "xpos-decay" ? "" : pair_table(p)};
+    return GuideFigure{render_line_plot(kerple_kernel_figure()), kerple_table()};
+  if (name == "prope-pairs")
+    return GuideFigure{render_line_plot(prope_pairs_figure(o)), prope_table(o)};
+  if (name == "xpos-decay")
+    return GuideFigure{render_line_plot(xpos_decay_figure(o)), xpos_table(o)};
+  if (name == "rope-ramps")
+    return GuideFigure{render_line_plot(rope_ramps_figure(o)), ramps_table(o)};
+  return std::nullopt;
 }
 
 }  // namespace poslab
