@@ -43,7 +43,7 @@
 //              taken at a tie)
 //   dc += du sign(c) du/d|c|;  dm += du sign(m) T0 du/dLthr                 (d|x|/dx = sign x)
 // Masked pairs get G = 0 and add nothing. Test: "gradcheck: fire: ..."
-// (tests/posenc/gradcheck_new_schemes.cpp).
+// (tests/nn/test_new_schemes.cpp).
 #pragma once
 #include "posenc/posenc.h"
 

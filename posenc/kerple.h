@@ -30,7 +30,7 @@
 //   dL/dp_h = -sum_c G[h, c] ln(1 + a_h n_c)
 //   dL/da_h = -sum_c G[h, c] p_h n_c / (1 + a_h n_c)       (d/da ln(1 + a n) = n / (1 + a n))
 // Both sum over every layer that reads the table (autograd adds the layers' contributions).
-// Tests: "gradcheck: kerple: ..." (tests/posenc/gradcheck_new_schemes.cpp).
+// Tests: "gradcheck: kerple: ..." (tests/nn/test_new_schemes.cpp).
 #pragma once
 #include "posenc/posenc.h"
 

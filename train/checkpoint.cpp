@@ -214,8 +214,8 @@ Checkpoint load_checkpoint(const std::string& path, Device device) {
   for (const NamedParam& p : params_list) {
     auto it = by_name.find(p.name);
     if (it == by_name.end())
-      fail(path, ": tensor '", p.name, "' ", shape_str(p.tensor.shape()),
-           " is missing (pe = ", pe_name(c.pe.kind), ")");
+      fail(path, ": tensor '", p.name, "' is missing (shape ", shape_str(p.tensor.shape()),
+           ", pe = ", pe_name(c.pe.kind), ")");
     from_st(*it->second, p.tensor, path);
     by_name.erase(it);
   }

@@ -250,7 +250,7 @@ TEST_CASE("p-RoPE: the kept pairs turn as in RoPE, the others never", "[posenc]"
                       Catch::Contains("--rope-proportion: expected p in [0, 1]"));
 }
 
-TEST_CASE("--nope-every: a layer without position is the same layer with pe none", "[nn]") {
+TEST_CASE("nope_every: a layer without position is the same layer with pe none", "[nn]") {
   Ids ids{{1, 4, 2, 6, 0, 3}, {1, 6}};
   GPTConfig every = tiny(PeKind::rope), none = tiny(PeKind::none), never = tiny(PeKind::rope);
   every.pe.nope_every = 1;  // both layers without position

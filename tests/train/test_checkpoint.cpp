@@ -78,10 +78,10 @@ TEST_CASE("checkpoint: an unknown pe is refused naming the key and the file",
   const std::string bad = dir.file("bad.safetensors");
   rewrite_metadata(dir.file("ok.safetensors"), bad, [](StMetadata& m) {
     for (auto& [k, v] : m)
-      if (k == "pe") v = "xpos";
+      if (k == "pe") v = "cope";
   });
   REQUIRE_THROWS_WITH(load_checkpoint(bad),
-                      Contains(bad + ": __metadata__ 'pe' = 'xpos' is not one of none|learned"));
+                      Contains(bad + ": __metadata__ 'pe' = 'cope' is not one of none|learned"));
   rewrite_metadata(dir.file("ok.safetensors"), bad, [](StMetadata& m) {
     std::erase_if(m, [](const auto& kv) { return kv.first == "pe"; });
   });
