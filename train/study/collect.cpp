@@ -165,6 +165,19 @@ void collect_scores(const StudyConfig& c, const StudyPlan& p) {
   write_rows(c.out + "/passkey_distance.csv", distances);
 }
 
+// retrained.csv: every run whose model was made again here (runner.h: retrain.json).
+void collect_retrained(const StudyConfig& c, const StudyPlan& p) {
+  std::vector<RetrainedRow> rows;
+  for (const RunSpec& r : p.runs) {
+    const std::string path = c.run_dir(r.name) + "/retrain.json";
+    if (!fs::exists(path)) continue;
+    const Json j = json_parse(read_file(path), path);
+    const double diff = j.find("max_log_difference")->as_number();
+    rows.push_back({r.name, j.find("same_log")->as_bool() ? 1L : 0L, diff < 0 ? NAN : diff});
+  }
+  write_rows(c.out + "/retrained.csv", rows);
+}
+
 // attribution.csv, copy.csv and rope_pairs.csv: the probes of every main run (probes.h).
 void collect_probes(const StudyConfig& c, const StudyPlan& p) {
   std::vector<AttributionRow> attribution;
@@ -394,6 +407,7 @@ void collect_results(const StudyConfig& c, const StudyPlan& plan) {
   collect_evals(c, p);
   collect_scores(c, p);
   collect_probes(c, p);
+  collect_retrained(c, p);
   const double fitting = collect_ngrams(c, p);
   collect_models(c, p);
   collect_corpus(c);

@@ -188,12 +188,18 @@ void cut_section(Markdown& md, const Study& s) {
       {"attribution", "attribution.csv", count_rows(s.attribution)},
       {"copy at a distance", "copy.csv", count_rows(s.copy)},
       {"RoPE pairs", "rope_pairs.csv", count_rows(s.rope_pairs)},
-      {"RoPE scaling (linear, ntk, dynamic, yarn)", "extrapolation.csv", count_scaling(s)},
-      {"RoPE linear interpolation after a fine-tune rope_pi*", "runs.csv",
-       count_runs(s, "rope_pi", "")},
+      {"RoPE scaling (linear, ntk, dynamic, yarn, llama3, yarn untruncated)", "extrapolation.csv",
+       count_scaling(s)},
+      {"screened schemes <pe>_screen_s<seed>", "runs.csv", count_runs(s, "", "_screen_s")},
+      {"screening decisions", "screening.csv", count_rows(s.screening)},
       {"task unscramble", "tasks.csv", count_tasks(s, "unscramble")},
       {"task reverse", "tasks.csv", count_tasks(s, "reverse")},
       {"task passkey", "tasks.csv", count_tasks(s, "passkey")},
+      {"passkey by distance", "passkey_distance.csv", count_rows(s.passkey_distance)},
+      {"fine-tune at 4 T0: RoPE linear rope_pi*", "runs.csv", count_runs(s, "rope_pi", "")},
+      {"fine-tune at 4 T0: RoPE yarn rope_yarn*", "runs.csv", count_runs(s, "rope_yarn", "")},
+      {"fine-tune at 4 T0: ALiBi, the control alibi_ft*", "runs.csv",
+       count_runs(s, "alibi_ft", "")},
       {"theta ablation rope_theta*", "runs.csv", count_runs(s, "rope_theta", "")},
       {"embedding swapped <pe>_<embedding>", "runs.csv",
        count_runs(s, "", "_gpt2_s") + count_runs(s, "learned_scaled", "")},
@@ -211,8 +217,8 @@ void cut_section(Markdown& md, const Study& s) {
                              " parts are not in the results yet: `make experiments` continues "
                              "them (finished runs are reused).");
   md.table(
-      "The parts of the study plan in the order a time limit leaves them for a later invocation, "
-      "with the rows of their file in this folder (runs.csv: the runs of that name).",
+      "The parts of the study plan with the rows of their file in this folder (runs.csv: the "
+      "runs of that name).",
       {"part", "file", "rows", ""}, rows);
 }
 
@@ -224,6 +230,7 @@ void write_report_to(Markdown& md, const Study& s, const ReportInfo& info) {
   setup_section(md, s, info);
   budget_section(md, s);
   tuning_section(md, s);
+  screening_section(md, s);
   extrapolation_section(md, s);
   sliding_section(md, s);
   attribution_section(md, s);

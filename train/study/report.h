@@ -13,7 +13,8 @@
 // Input files (tables.h has their columns; read by name through data/csv.h):
 //   runs.csv, extrapolation.csv, position_loss.csv, attribution.csv, copy.csv,
 //   rope_pairs.csv, mlm.csv, tasks.csv, ngram.csv, timing.csv, attention.csv,
-//   attention_distance.csv, tuning.csv, loc.csv, corpus.csv, throughput.csv, and curves/<run>.csv
+//   attention_distance.csv, tuning.csv, loc.csv, corpus.csv, throughput.csv, screening.csv,
+//   passkey_distance.csv, retrained.csv, and curves/<run>.csv
 //   (each run's log.csv, train/log.h). Every file is optional: a missing one (or one that holds
 //   only its header) turns its sections into "not run".
 //
@@ -23,7 +24,11 @@
 //                                                   B/4, every length, and B/2, T0 only)
 //   breaks and      rope_theta10_s<seed>, rope_theta1e6_s<seed>, mlm_<pe>_s<seed>,
 //   ablations       <pe>_<embedding>_s<seed> (the swapped embedding), t5_dist<T0>_s<seed>:
-//                   all at B/4; rope_pi<s>_s<seed> (linear interpolation after a fine-tune)
+//                   all at B/4
+//   fine-tunes      rope_pi<s>_s<seed> (linear interpolation), rope_yarn<s>_s<seed> (yarn),
+//                   alibi_ft<s>_s<seed> (ALiBi trained on at s T0, the control)
+//   screening       <pe>_screen_s<seed> (the constant phase of a screened scheme) and its
+//                   <pe>_b4_s<seed>; screening.csv says which were promoted
 // Task results are rows of tasks.csv (task, pe, seed), not runs.
 //
 // Statistics (stats.h): a number over seeds is the mean of the losses (nats); with 3 or more
@@ -107,6 +112,9 @@ struct Study {
   std::optional<std::vector<AttentionDistanceRow>> attention_distance;
   std::optional<std::vector<TuningRow>> tuning;
   std::optional<std::vector<LocRow>> loc;
+  std::optional<std::vector<ScreeningRow>> screening;
+  std::optional<std::vector<PasskeyDistanceRow>> passkey_distance;
+  std::optional<std::vector<RetrainedRow>> retrained;
   std::optional<std::vector<CorpusRow>> corpus;
   std::optional<std::vector<ThroughputRow>> throughput;
 
@@ -120,7 +128,8 @@ Study load_study(const std::string& dir);
 // One number per seed (seed -> value; seeds without it are left out).
 using PerSeed = std::map<long, double>;
 
-// Schemes in the study's order (none, learned, sinusoidal, rope, alibi, t5), then the rest.
+// Schemes in the study's order (none, learned, sinusoidal, rope, alibi, t5, kerple, fire, prope,
+// rope_rand, rope_nope4, xpos, learned_rand, prope25), then the rest.
 std::vector<std::string> order_pes(std::vector<std::string> pes);
 // The rows of runs.csv of group g and scheme pe, ascending seed.
 std::vector<const RunRow*> group_runs(const Study& s, const Group& g, const std::string& pe);

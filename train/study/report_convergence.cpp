@@ -170,6 +170,31 @@ void tuning_section(Markdown& md, const Study& s) {
       h, rows);
 }
 
+void screening_section(Markdown& md, const Study& s) {
+  md.heading("Screened schemes: promoted or not");
+  if (!s.screening) return md.not_run("screening.csv", "screening decisions");
+  Rows rows;
+  std::vector<std::string> promoted;
+  for (const auto& r : *s.screening) {
+    rows.push_back({r.pe, std::to_string(r.seeds), fmt(r.loss_t0), fmt_signed(r.vs_sliding),
+                    r.best_loss_t0_pe + " " + fmt(r.best_loss_t0),
+                    r.best_vs_sliding_pe + " " + fmt_signed(r.best_vs_sliding), r.promoted});
+    if (r.promoted == "yes") promoted.push_back(r.pe);
+  }
+  md.table(
+      "Each screened scheme's B/4 cooldown branch (the constant phase of a run on B's schedule, "
+      "<pe>_screen_s<seed>, decayed like a main run's B/4 branch) against the main schemes' B/4 "
+      "branches, means over the same seeds (screening.csv): **loss T0** = val loss at T0; **vs "
+      "sliding** = loss − sliding-window loss on positions [T0, 16 T0) of the longest windows; "
+      "**best main** = the lowest main scheme's mean and which. A scheme that beats every main "
+      "scheme on either measure is promoted: its constant phase continues to B and it gains "
+      "the main runs' seeds, branches and tasks. Promoted: " +
+          (promoted.empty() ? std::string("none") : join(promoted)) + ".",
+      {"scheme", "seeds", "loss T0", "vs sliding", "best main: loss T0", "best main: vs sliding",
+       "promoted"},
+      rows);
+}
+
 namespace {
 
 void timing_table(Markdown& md, const Study& s) {

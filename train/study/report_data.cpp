@@ -81,6 +81,9 @@ Study load_study(const std::string& dir) {
   s.attention_distance = read_optional<AttentionDistanceRow>(dir + "/attention_distance.csv");
   s.tuning = read_optional<TuningRow>(dir + "/tuning.csv");
   s.loc = read_optional<LocRow>(dir + "/loc.csv");
+  s.screening = read_optional<ScreeningRow>(dir + "/screening.csv");
+  s.passkey_distance = read_optional<PasskeyDistanceRow>(dir + "/passkey_distance.csv");
+  s.retrained = read_optional<RetrainedRow>(dir + "/retrained.csv");
   s.corpus = read_optional<CorpusRow>(dir + "/corpus.csv");
   s.throughput = read_optional<ThroughputRow>(dir + "/throughput.csv");
   find_schemes(s);
@@ -88,8 +91,9 @@ Study load_study(const std::string& dir) {
 }
 
 std::vector<std::string> order_pes(std::vector<std::string> pes) {
-  static const std::vector<std::string> kOrder = {"none", "learned", "sinusoidal",
-                                                  "rope", "alibi",   "t5"};
+  static const std::vector<std::string> kOrder = {
+      "none", "learned", "sinusoidal", "rope",       "alibi", "t5",           "kerple",
+      "fire", "prope",   "rope_rand",  "rope_nope4", "xpos",  "learned_rand", "prope25"};
   const auto rank = [](const std::string& pe) {
     return std::find(kOrder.begin(), kOrder.end(), pe) - kOrder.begin();
   };

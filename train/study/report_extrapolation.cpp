@@ -40,15 +40,23 @@ const char* kGapMeaning =
     "seeds) or both values (2 seeds).";
 
 // The fine-tuned RoPE groups in extrapolation.csv: rope_pi<s>_s<seed> -> {"", "_pi<s>"}.
-std::vector<Group> finetune_groups(const Study& s) {
+std::vector<Group> finetune_groups(const Study& s, const std::string& kind) {
   std::set<std::string> suffixes;
   for (const auto& e : *s.eval) {
-    if (e.pe == "rope" && e.run.rfind("rope_pi", 0) == 0) {
+    if (e.pe == "rope" && e.run.rfind("rope_" + kind, 0) == 0) {
       suffixes.insert(e.run.substr(4, e.run.rfind("_s") - 4));
     }
   }
   std::vector<Group> out;
   for (const auto& x : suffixes) out.push_back({"", x});
+  return out;
+}
+
+// The schemes the scaling table reads: rope and its variants with contiguous positions.
+std::vector<std::string> scaled_schemes(const Study& s) {
+  std::vector<std::string> out;
+  for (const std::string pe : {"rope", "prope", "rope_nope4"})
+    if (!group_seeds(s, kMain, pe).empty()) out.push_back(pe);
   return out;
 }
 
@@ -116,30 +124,38 @@ void scaling_section(Markdown& md, const Study& s) {
       "interpolates per frequency pair with a ramp and sharpens attention slightly. At L = T0 "
       "every method has s = 1 and equals plain RoPE (none).");
   Rows mean_rows, seed_rows;
-  for (const auto& sc : scalings) {
-    mean_rows.push_back({sc});
-    for (const long L : s.lengths) {
-      mean_rows.back().push_back(fmt_ppl(eval_per_seed(s, kMain, "rope", L, sc)));
-    }
-    for (const long seed : group_seeds(s, kMain, "rope")) {
-      seed_rows.push_back({sc, std::to_string(seed)});
+  for (const std::string& pe : scaled_schemes(s))
+    for (const auto& sc : scalings) {
+      const std::string label = pe == "rope" ? sc : pe + ": " + sc;
+      mean_rows.push_back({label});
       for (const long L : s.lengths) {
-        const PerSeed v = eval_per_seed(s, kMain, "rope", L, sc);
-        seed_rows.back().push_back(v.count(seed) ? fmt(std::exp(v.at(seed))) : "n/a");
+        mean_rows.back().push_back(fmt_ppl(eval_per_seed(s, kMain, pe, L, sc)));
+      }
+      for (const long seed : group_seeds(s, kMain, pe)) {
+        seed_rows.push_back({label, std::to_string(seed)});
+        for (const long L : s.lengths) {
+          const PerSeed v = eval_per_seed(s, kMain, pe, L, sc);
+          seed_rows.back().push_back(v.count(seed) ? fmt(std::exp(v.at(seed))) : "n/a");
+        }
       }
     }
-  }
-  for (const Group& g : finetune_groups(s)) {
-    mean_rows.push_back({"linear after a fine-tune (rope" + g.suffix + ")"});
-    for (const long L : s.lengths) {
-      mean_rows.back().push_back(fmt_ppl(eval_per_seed(s, g, "rope", L, "linear")));
+  for (const auto& [kind, scaling] :
+       {std::pair<std::string, std::string>{"pi", "linear"}, {"yarn", "yarn"}})
+    for (const Group& g : finetune_groups(s, kind)) {
+      mean_rows.push_back({scaling + " after a fine-tune (rope" + g.suffix + ")"});
+      for (const long L : s.lengths) {
+        mean_rows.back().push_back(fmt_ppl(eval_per_seed(s, g, "rope", L, scaling)));
+      }
     }
-  }
   md.table(
-      "RoPE val perplexity per scaling and length: exp of the mean loss over the RoPE seeds "
-      "(3+ seeds: with the 95% interval, lower end clamped at 1*; 2 seeds: both values). "
-      "`linear after a fine-tune`: the RoPE main run trained further at s T0 with positions "
-      "divided by s (rope_pi<s>), evaluated with the same linear scaling.",
+      "RoPE val perplexity per scaling and length: exp of the mean loss over the seeds (3+ "
+      "seeds: with the 95% interval, lower end clamped at 1*; 2 seeds: both values); rope's "
+      "rows first, then prope's and rope_nope4's, named. **llama3**: Llama 3.1's blend (low "
+      "and high frequency factors 1 and 4); **yarn_untruncated**: yarn with the ramp's ends "
+      "kept real (truncate = false). rope_rand takes no scaling: a scaling needs contiguous "
+      "positions, and it reads drawn ones. `<scaling> after a fine-tune`: the RoPE main run "
+      "trained further at s T0 with that scaling in every forward (rope_pi<s>: linear, "
+      "rope_yarn<s>: yarn against the original T0), evaluated with the same scaling.",
       len_header(s.lengths, "scaling"), mean_rows);
   auto h = len_header(s.lengths, "scaling");
   h.insert(h.begin() + 1, "seed");

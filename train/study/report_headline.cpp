@@ -26,9 +26,9 @@ struct Line {
 // A measure of position_loss.csv on positions [a, b) of the windows of length L, per seed: the
 // mean over the buckets in that range, weighted by their widths; only where they tile it.
 PerSeed range_measure(const Study& s, const std::string& pe, const std::string& scaling, long L,
-                      long a, long b, Measure m) {
+                      long a, long b, Measure m, const Group& g = kMain) {
   std::map<long, long> ends;
-  const auto buckets = position_losses(s, kMain, pe, L, &ends, scaling, m);
+  const auto buckets = position_losses(s, g, pe, L, &ends, scaling, m);
   std::map<long, std::pair<double, long>> sums;  // seed -> (sum of loss x width, width)
   for (const auto& [start, per_seed] : buckets) {
     if (start < a || ends[start] > b) continue;
@@ -147,7 +147,22 @@ void ngram_rows(const Study& s, Rows& rows) {
   }
 }
 
-// Table 2: the main schemes and RoPE + YaRN.
+// The fine-tunes at 4 T0 (plan.cpp): the run group, its scheme and scaling, its label.
+struct Finetune {
+  Group g;
+  std::string pe, scaling, label;
+};
+const std::vector<Finetune>& finetunes() {
+  static const std::vector<Finetune> kFinetunes{
+      {{"", "_pi4"}, "rope", "linear", "rope, linear fine-tune at 4 T0"},
+      {{"", "_yarn4"}, "rope", "yarn", "rope, yarn fine-tune at 4 T0"},
+      {{"", "_ft4"}, "alibi", "none", "alibi trained on at 4 T0 (control)"}};
+  return kFinetunes;
+}
+
+// Table 2: the main schemes, RoPE + YaRN zero-shot, and the fine-tunes at 4 T0. "unseen [T0,
+// 4T0) − sliding": on the windows of 4 T0, a fine-tune's loss against its main run's sliding
+// window (it has none of its own: its T0 is 4 T0), paired by seed.
 Rows context_rows(const Study& s, const HeadlineColumns& c) {
   const long T0 = s.train_len();
   Rows rows;
@@ -156,6 +171,7 @@ Rows context_rows(const Study& s, const HeadlineColumns& c) {
     const bool main = scaling == "none";
     rows.push_back({label, main ? fmt_nats(context_gain(s, pe)) : "n/a",
                     fmt_nats(range_measure(s, pe, scaling, c.far, T0, c.far, Measure::gap)),
+                    fmt_nats(range_measure(s, pe, scaling, c.mid, T0, c.mid, Measure::gap)),
                     main ? fmt_nats(copy_gain_per_seed(s, pe, c.copy_near)) : "n/a",
                     main ? fmt_nats(copy_gain_per_seed(s, pe, c.copy_d)) : "n/a",
                     fmt_loss(unseen_per_seed(s, kMain, pe, c.far, 1, scaling)),
@@ -164,6 +180,15 @@ Rows context_rows(const Study& s, const HeadlineColumns& c) {
   };
   for (const auto& pe : s.pes) add(pe, pe, "none");
   if (!group_seeds(s, kMain, "rope").empty()) add("rope + yarn", "rope", "yarn");
+  for (const Finetune& f : finetunes()) {
+    if (group_seeds(s, f.g, f.pe).empty()) continue;
+    const PerSeed own = range_measure(s, f.pe, f.scaling, c.mid, T0, c.mid, Measure::loss, f.g);
+    const PerSeed parent = range_measure(s, f.pe, "none", c.mid, T0, c.mid, Measure::sliding);
+    rows.push_back({f.label + " (" + f.pe + f.g.suffix + ")", "n/a", "n/a",
+                    fmt_nats(paired_difference(own, parent)), "n/a", "n/a",
+                    fmt_loss(unseen_per_seed(s, f.g, f.pe, c.far, 1, f.scaling)),
+                    fmt_loss(unseen_per_seed(s, f.g, f.pe, c.far, 2, f.scaling)), "n/a", "n/a"});
+  }
   return rows;
 }
 
@@ -216,7 +241,13 @@ void headline_section(Markdown& md, const Study& s) {
       "positions [T0, " +
           far + ") of the windows of length " + far +
           " (position_loss.csv, width-weighted; < 0: the model reads further than it was "
-          "trained, > 0: reading further hurts it). **copy d** = loss_control − loss_planted "
+          "trained, > 0: reading further hurts it). **unseen [T0,4T0) − sliding** = the same on "
+          "positions [T0, 4T0) of the windows of length " +
+          mid +
+          ", the mean over seeds of each seed's difference (paired by seed) ± the 95% "
+          "half-width; a fine-tune at 4 T0 against the sliding window of the main run it "
+          "continues, seed by seed (it has no window of T0 of its own). **copy d** = "
+          "loss_control − loss_planted "
           "(nats per character, copy.csv) with the two copies d = " +
           near + " (inside T0) and d = " + d +
           " characters apart. **unseen** = loss on positions [T0, 4T0) and [8T0, 16T0) of the "
@@ -225,8 +256,9 @@ void headline_section(Markdown& md, const Study& s) {
           " (loss_unseen_1/2). **passkey** = exact-match accuracy at the test length nearest 4× "
           "and 16× the training length (n/a if none is within a factor √2), mean over the "
           "seeds that reach at least 90% in distribution, with how many qualified.",
-      {"scheme", "context > 32", "vs sliding past T0", "copy d=" + near, "copy d=" + d,
-       "unseen [T0,4T0)", "unseen [8T0,16T0)", "passkey 4×", "passkey 16×"},
+      {"scheme", "context > 32", "vs sliding past T0", "unseen [T0,4T0) − sliding",
+       "copy d=" + near, "copy d=" + d, "unseen [T0,4T0)", "unseen [8T0,16T0)", "passkey 4×",
+       "passkey 16×"},
       context_rows(s, c));
 }
 

@@ -213,6 +213,23 @@ std::string plot_copy(const Study& s, const std::vector<long>& distances) {
 
 }  // namespace
 
+namespace {
+
+// Which runs' models were made again for a measurement added since (retrained.csv), and whether
+// each one's training log equals the one it was first made with.
+std::string retrained_text(const Study& s) {
+  if (!s.retrained) return "every model was the one its run made (retrained.csv: none).";
+  std::vector<std::string> same, other;
+  for (const auto& r : *s.retrained) (r.same_log ? same : other).push_back(r.run);
+  return "the models of " + std::to_string(s.retrained->size()) +
+         " runs made earlier were made again here, their first models not being kept "
+         "(retrained.csv); the new training log equals the old row by row for " +
+         (same.empty() ? std::string("none") : join(same)) + "; it differs for " +
+         (other.empty() ? std::string("none") : join(other)) + ".";
+}
+
+}  // namespace
+
 void copy_section(Markdown& md, const Study& s) {
   md.heading("Copy at a distance");
   if (!s.copy) return md.not_run("copy.csv");
@@ -220,22 +237,38 @@ void copy_section(Markdown& md, const Study& s) {
   long n = 0;
   for (const auto& c : *s.copy) ds.insert(c.distance), n = std::max(n, c.n);
   const std::vector<long> distances(ds.begin(), ds.end());
-  Rows rows;
+  Rows rows, shares;
   for (const auto& pe : s.pes) {
-    rows.push_back({pe});
-    for (const long d : distances) rows.back().push_back(fmt_nats(copy_gain_per_seed(s, pe, d)));
+    rows.push_back({pe}), shares.push_back({pe});
+    for (const long d : distances) {
+      rows.back().push_back(fmt_nats(copy_gain_per_seed(s, pe, d)));
+      PerSeed share, control;
+      for (const auto& c : *s.copy)
+        if (c.pe == pe && c.distance == d && c.run == kMain.name(pe, c.seed))
+          share[c.seed] = c.share, control[c.seed] = c.loss_control;
+      shares.back().push_back(share.empty() ? "n/a"
+                                            : fmt_percent(interval_of(share).mean) + " of " +
+                                                  fmt(interval_of(control).mean));
+    }
   }
   std::vector<std::string> h = {"pe"};
   for (const long d : distances) h.push_back("d=" + std::to_string(d));
   md.table(
-      "copy.csv: a random string of the corpus alphabet planted twice in val text, the second "
-      "copy d characters after the first; copy gain = loss_control − loss_planted on the "
-      "second copy's last m − 1 characters (nats per character; control: the first copy a "
-      "different random string), up to " +
+      "copy.csv (copy v2): m consecutive characters of the train split (in-distribution text) "
+      "planted twice in val text, after a lead of val text, the second copy d characters after "
+      "the first; copy gain = loss_control − loss_planted on the second copy's last m − 1 "
+      "characters (nats per character; control: the first copy's characters shuffled, the same "
+      "bag, so a gain is order-aware copying, not a cache of characters), " +
           std::to_string(n) +
-          " examples per distance; mean over seeds ± the 95% half-width (3+ seeds) or both "
-          "values (2 seeds).",
+          " examples per distance, the same for every model; mean over seeds ± the 95% "
+          "half-width (3+ seeds) or both values (2 seeds). Every main model of the plan is "
+          "probed; " +
+          retrained_text(s),
       h, rows);
+  md.table(
+      "The share of the control's loss the copy removes (copy.csv share = gain / "
+      "loss_control), mean over seeds, \"of\" the control's loss (nats per character).",
+      h, shares);
   md.figure(plot_copy(s, distances), "copy gain",
             "copy gain against d, one line per main run (seed 1 solid, later seeds dashed), "
             "log x axis; grey dashed: the training length T0.");

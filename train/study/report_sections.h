@@ -19,10 +19,11 @@ struct HeadlineColumns {
 HeadlineColumns headline_columns(const Study& s);
 void headline_section(Markdown& md, const Study& s);
 // report_convergence.cpp
-void budget_section(Markdown& md, const Study& s);  // B/4, B/2, B; rankings; curves
-void tuning_section(Markdown& md, const Study& s);  // the learning-rate grid per scheme
-void cost_section(Markdown& md, const Study& s);    // compute time, lines
-void runs_section(Markdown& md, const Study& s);    // every row of runs.csv
+void budget_section(Markdown& md, const Study& s);     // B/4, B/2, B; rankings; curves
+void tuning_section(Markdown& md, const Study& s);     // the learning-rate grid per scheme
+void screening_section(Markdown& md, const Study& s);  // which screened schemes were promoted
+void cost_section(Markdown& md, const Study& s);       // compute time, lines
+void runs_section(Markdown& md, const Study& s);       // every row of runs.csv
 // report_extrapolation.cpp
 void extrapolation_section(Markdown& md, const Study& s);  // per scheme and length
 void sliding_section(Markdown& md, const Study& s);        // loss - sliding-window loss

@@ -58,7 +58,7 @@ Rows task_rows(const Study& s, const std::string& task, const std::vector<long>&
         if (t.task == task && t.pe == pes[rank] && t.seed == seed && d == depth &&
             t.test_len == L) {
           cell = fmt_accuracy(t);
-          if (task == "reverse") cell += "; chars " + fmt_percent(t.char_accuracy);
+          if (std::isfinite(t.char_accuracy)) cell += "; chars " + fmt_percent(t.char_accuracy);
         }
       }
       rows.back().push_back(cell);
@@ -83,17 +83,54 @@ void task_table(Markdown& md, const Study& s, const std::string& task) {
   const std::vector<long> lv(lens.begin(), lens.end());
   const std::string what = task == "unscramble" ? "word count k"
                            : task == "reverse"
-                               ? "string length (letters); after `chars`: the share of answer "
-                                 "characters right (char_accuracy)"
+                               ? "string length (letters)"
                                : "depth of the key in the filler (0 = start, 1 = end) and length "
                                  "(characters)";
   md.table("Task `" + task +
                "`: exact-match accuracy (whole answer right, greedy decoding) "
                "per scheme, seed and " +
                what +
-               ", with the Wilson 95% interval (percent) of its n test examples; trained up to " +
+               ", with the Wilson 95% interval (percent) of its n test examples; after `chars`: "
+               "the share of answer characters right (char_accuracy, per-character accuracy); "
+               "trained up to " +
                join(tl) + "; † = longer than training.",
            h, task_rows(s, task, lv));
+}
+
+// passkey_distance.csv: exact match by the key's distance from the question, per scheme and seed
+// (every test cell's examples, bucketed by their own distance).
+void passkey_distance_table(Markdown& md, const Study& s) {
+  if (!s.passkey_distance) return md.not_run("passkey_distance.csv");
+  std::set<std::pair<long, long>> buckets;
+  std::vector<std::string> pes;
+  for (const auto& r : *s.passkey_distance) buckets.insert({r.lo, r.hi}), pes.push_back(r.pe);
+  Rows rows;
+  long train = 0;
+  for (const auto& pe : order_pes(pes))
+    for (const auto& r0 : *s.passkey_distance) {
+      if (r0.pe != pe || r0.lo != buckets.begin()->first) continue;
+      rows.push_back({pe, std::to_string(r0.seed)});
+      for (const auto& [lo, hi] : buckets) {
+        std::string cell = "n/a";
+        for (const auto& r : *s.passkey_distance)
+          if (r.pe == pe && r.seed == r0.seed && r.lo == lo)
+            cell = fmt_percent(r.accuracy) + " (" + fmt_percent(r.ci_low) + "–" +
+                   fmt_percent(r.ci_high) + "; n " + std::to_string(r.n) + ")",
+            train = r.train_len;
+        rows.back().push_back(cell);
+      }
+    }
+  std::vector<std::string> h = {"pe", "seed"};
+  for (const auto& [lo, hi] : buckets)
+    h.push_back("[" + std::to_string(lo) + ", " + std::to_string(hi) + ")" +
+                (lo >= train ? "†" : ""));
+  md.table(
+      "Task `passkey` by distance: exact match of every test example, bucketed by the key's "
+      "distance from the question (the index of the question's first character minus that of "
+      "the key's last; buckets doubling from 64 characters), per scheme and seed, with the "
+      "Wilson 95% interval and n; trained on examples up to " +
+          std::to_string(train) + " characters; † = a distance no training example had.",
+      h, rows);
 }
 
 void qualified_table(Markdown& md, const Study& s, const std::vector<std::string>& tasks) {
@@ -173,6 +210,7 @@ void tasks_section(Markdown& md, const Study& s) {
     md.heading("Task " + task, 3);
     task_table(md, s, task);
     if (task == "passkey") {
+      passkey_distance_table(md, s);
       md.figure(plot_passkey(s), "passkey accuracy",
                 "passkey exact match per depth (rows) and test length (columns), one panel per "
                 "scheme and seed (correct / n of that seed); linear colour scale 0 to 1.");

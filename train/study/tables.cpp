@@ -177,6 +177,13 @@ const std::vector<Column<PasskeyDistanceRow>>& PasskeyDistanceRow::schema() {
   return kColumns;
 }
 
+const std::vector<Column<RetrainedRow>>& RetrainedRow::schema() {
+  using R = RetrainedRow;
+  static const std::vector<Column<R>> kColumns = {
+      {"run", &R::run}, {"same_log", &R::same_log}, {"max_log_difference", &R::max_log_difference}};
+  return kColumns;
+}
+
 const std::vector<Column<ScreeningRow>>& ScreeningRow::schema() {
   using R = ScreeningRow;
   static const std::vector<Column<R>> kColumns = {{"pe", &R::pe},

@@ -17,6 +17,7 @@
 //   tuning.csv         one row per short tuning run (learning rate x batch size x seed)
 //   screening.csv      one row per screened scheme: its B/4 scores against the main schemes'
 //   passkey_distance.csv  one row per (scheme, seed, distance bucket): passkey by distance
+//   retrained.csv      one row per run made earlier whose model was made again here
 //   loc.csv            one row per scheme: its posenc/ files, their lines, model parameters
 //   corpus.csv         one row: the study corpus's files, bytes, SHA-256 and source packages
 //   throughput.csv     one row per invocation: the training tokens/s it measured first
@@ -152,6 +153,16 @@ struct TaskRow {
   double accuracy = 0, ci_low = 0, ci_high = 0;
   double k = NAN, char_accuracy = NAN;
   static const std::vector<Column<TaskRow>>& schema();
+};
+
+// retrained.csv: a run made earlier (its small files kept, its model not) whose model was made
+// again for a measurement the plan added since (runner.h: retrain.json). same_log: 1 when the
+// new training log's losses equal the old ones row by row (the same model), else 0.
+struct RetrainedRow {
+  std::string run;
+  long same_log = 0;
+  double max_log_difference = NAN;
+  static const std::vector<Column<RetrainedRow>>& schema();
 };
 
 // passkey_distance.csv: one row per (scheme, seed, distance bucket [lo, hi)): the passkey

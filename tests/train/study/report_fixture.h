@@ -257,7 +257,7 @@ inline void write_curves(const TempDir& d) {
 // 0.00, 0.15, 0.30 plus 0.01 x seed: width-weighted over [T0, 16 T0) 0.2 + 0.01 x seed (the plain
 // mean of the three would be 0.15 + 0.01 x seed). rope + yarn: 0 inside T0, then −0.3, 0, −0.05
 // (weighted: −332.8 / 3840 = −0.0867). alibi: four buckets 1024 wide, which do not tile
-// [256, 4096).
+// [256, 4096). And at 1024, rope: [0, 256) at its sliding loss, [256, 1024) 0.1 x seed above.
 inline void write_positions(const TempDir& d) {
   std::vector<PositionRow> pos;
   const long edges[5] = {0, 256, 1024, 2048, 4096};
@@ -272,6 +272,8 @@ inline void write_positions(const TempDir& d) {
       pos.push_back({run, "rope", seed, "pystdlib", 4096, "yarn", edges[b], edges[b + 1],
                      1.8 + yarn[b], 1.8});
     }
+    pos.push_back({run, "rope", seed, "pystdlib", 1024, "none", 0, 256, 1.8, 1.8});
+    pos.push_back({run, "rope", seed, "pystdlib", 1024, "none", 256, 1024, 1.8 + 0.1 * seed, 1.8});
   }
   for (long seed = 1; seed <= 2; ++seed) {
     for (long b = 0; b < 4; ++b) {

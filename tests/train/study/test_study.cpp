@@ -727,13 +727,16 @@ TEST_CASE("the tiny study end to end: timing.csv holds every stage, its sum with
         spec.train.init_from.empty() && spec.train.stop_after == 0)
       CHECK(std::isfinite(r.last20_gain));
   }
-  // the branches: runs.csv names the main run each comes from
+  // the branches: runs.csv names the run each comes from (a screened scheme's B/4 branch: its
+  // screened run)
   for (const RunRow& r : runs) {
     CHECK(r.schedule == "wsd");
-    CHECK(r.branch_of ==
-          (r.run.find("_b4_") != std::string::npos || r.run.find("_b2_") != std::string::npos
-               ? r.run.substr(0, r.run.find("_b")) + r.run.substr(r.run.rfind("_s"))
-               : ""));
+    const std::string from = r.run.substr(0, r.run.find("_b")) + r.run.substr(r.run.rfind("_s"));
+    const bool branch =
+        r.run.find("_b4_") != std::string::npos || r.run.find("_b2_") != std::string::npos;
+    CHECK(r.branch_of == (!branch                      ? ""
+                          : p.run(r.run).after == from ? from
+                                                       : screen_run_name(r.pe, r.seed)));
   }
   // extrapolation.csv: rope_scaling empty for the schemes without one, "none" for plain RoPE;
   // the 32-token window's loss at T0 on the main runs only
