@@ -26,7 +26,10 @@ for f in "$R"/tensor/*.cu "$R"/nn/*.cu "$R"/posenc/*.cu "$R"/train/*.cu; do
 done
 for f in "$R"/{tensor,autograd,posenc,nn,data,plot,train,train/study,cli}/*.cpp "$R"/tests/cuda/*.cpp \
   "$H/emu_runtime.cpp"; do
-  case $f in */device_stub.cpp | */cuda_stub.cpp | */cli/main.cpp | */tests/cuda/skip_main.cpp) continue ;; esac
+  # (the WebAssembly kernel, tensor/sgemm_wasm.cpp, is the explorer's build only; the one-file
+  # trainer's main, nn/gpt_reference_main.cpp, its own program)
+  case $f in */device_stub.cpp | */cuda_stub.cpp | */cli/main.cpp | */tests/cuda/skip_main.cpp | \
+    *_wasm.cpp | */gpt_reference_main.cpp) continue ;; esac
   srcs+=("$f")
 done
 
