@@ -96,11 +96,12 @@ double training_tokens(const StudyConfig& c, const RunSpec& r) {
 
 }  // namespace
 
-// A run made earlier (runner.h: make_run) counts what it still has to make: its model when it
-// is not here, the evaluations and probes that are missing.
+// A run made earlier that lacks a measurement the plan added since (runner.h: make_run) counts
+// what it still has to make: its model when it is not here, the evaluations and probes that are
+// missing. Any other run counts all of its work (a finished one too: the study's total).
 double planned_tokens(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
   const int64_t T0 = r.train.model.block_size;
-  const bool earlier = marked_done(c, r);
+  const bool earlier = marked_done(c, r) && !run_done(c, p, r);
   double tokens = 0;
   if (!earlier || !fs::exists(c.run_dir(r.name) + "/model.safetensors"))
     tokens += training_tokens(c, r);
@@ -159,7 +160,7 @@ namespace {
 double waiting_tokens(const StudyConfig& c, const StudyPlan& p, size_t& n) {
   double tokens = 0;
   for (const RunSpec& r : p.runs)
-    if (!r.waits.empty()) tokens += planned_tokens(c, p, r), ++n;
+    if (!r.waits.empty() && !run_done(c, p, r)) tokens += planned_tokens(c, p, r), ++n;
   return tokens;
 }
 double contingent_tokens(const StudyConfig& c, const StudyPlan& p) {

@@ -309,8 +309,10 @@ bool task_outputs_done(const StudyConfig& c, const RunSpec& r) {
 }
 
 bool run_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
-  if (c.force || !r.waits.empty()) return false;
-  if (!marked_done(c, r) && !finished(c.run_dir(r.name), r.train)) return false;
+  if (c.force) return false;
+  const bool marked = marked_done(c, r);
+  if (!r.waits.empty() && !marked) return false;  // its options are not settled
+  if (!marked && !finished(c.run_dir(r.name), r.train)) return false;
   for (const std::string& f : probe_files(r))
     if (!probe_current(c.run_dir(r.name) + "/" + f)) return false;
   return evals_done(c, p, r) && !(r.task && !task_outputs_done(c, r));

@@ -51,7 +51,8 @@ std::string run_signature(const RunSpec& r);
 std::string done_field(const StudyConfig& c, const RunSpec& r, const char* key);
 // True when make_run would have nothing to do: the run was made (done.json says its options,
 // or its model is finished) and every measurement the plan asks of it is there and current.
-// Never for a run that waits (RunSpec::waits).
+// A run that waits (RunSpec::waits) is done only when done.json says it was made with these
+// options and nothing is missing.
 bool run_done(const StudyConfig& c, const StudyPlan& p, const RunSpec& r);
 // True when the run's done.json says it was made with these options (run_signature): its
 // measurements then stay as they were made; a new one the plan asks for is added.
