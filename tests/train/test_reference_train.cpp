@@ -4,9 +4,11 @@
 // tolerance, for every scheme and option; and a RoPE fine-tune under linear scaling.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <sstream>
 
 #include "data/corpus.h"
 #include "tests/nn/gpt_reference_adapter.h"
+#include "tests/support/command.h"
 #include "tests/support/temp_dir.h"
 #include "train/checkpoint.h"
 #include "train/log.h"
@@ -134,4 +136,46 @@ TEST_CASE("the one-file trainer fine-tunes like poslab train under linear RoPE s
   ref::Run run = ref::start_run(test::reference_config(o.model, o.rope_scaling), settings_of(o));
   run.params = test::reference_params(*load_checkpoint(o.init_from).model);
   compare(o, run);
+}
+
+// The program itself (nn/gpt_reference_main.cpp, built alone: `make reference-train`), its
+// flags and its printed curve: each line's train and val loss are the run's log.csv row, to the
+// 4 decimals it prints.
+TEST_CASE("the one-file trainer's program prints poslab train's loss curve", "[train][reference]") {
+  for (const char* pe : {"rope", "t5"}) {
+    INFO("pe = " << pe);
+    test::TempDir dir;
+    TrainOptions o = tiny_run(dir, parse_pe(pe));
+    train(o);
+    const std::vector<LogRow> log = read_log(o.out + "/log.csv");
+    int status = 0;
+    const std::string out = test::output_of(
+        std::string(POSLAB_REFERENCE_TRAIN) + " --data " + o.data + " --pe " + pe +
+            " --d 16 --layers 2 --heads 2 --ctx 16 --batch 4 --steps 6 --warmup 2 --lr 1e-2"
+            " --eval-every 1 --eval-batches 2",
+        &status);
+    INFO(out);
+    REQUIRE(status == 0);
+    std::istringstream lines(out);
+    std::string line;
+    size_t row = 0;
+    while (std::getline(lines, line)) {
+      long long step = 0;
+      double train_loss = 0, val_loss = 0;
+      if (std::sscanf(line.c_str(), "step %lld train loss %lf val loss %lf", &step, &train_loss,
+                      &val_loss) != 3)
+        continue;
+      REQUIRE(row < log.size());
+      CHECK(step == log[row].step);
+      CHECK(std::abs(train_loss - log[row].train_loss) < 6e-5);  // %.4f: 5e-5, and f32's 1e-6
+      CHECK(std::abs(val_loss - log[row].val_loss) < 6e-5);
+      ++row;
+    }
+    CHECK(row == log.size());
+  }
+  int status = 0;
+  const std::string out =
+      test::output_of(std::string(POSLAB_REFERENCE_TRAIN) + " --pe rotary", &status);
+  CHECK(status != 0);
+  CHECK(out.find("--pe: expected none|learned|") != std::string::npos);
 }
