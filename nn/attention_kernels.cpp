@@ -483,6 +483,18 @@ void backward_head(const AttentionTensors& t, const T* dout, const AttentionGrad
   zero_keys(0, w0), zero_keys(w1, d.Tk);
 }
 
+// dst[h, c] = sum over b of src[(b, h), c], c < n: the per-(b,h) gradient rows of a table the
+// batch shares, added in one order (the same bits on every run).
+template <class T>
+void sum_over_batch(const T* src, const Dims& d, int64_t n, T* dst) {
+  for (int64_t h = 0; h < d.H; ++h)
+    for (int64_t c = 0; c < n; ++c) {
+      T acc = 0;
+      for (int64_t b = 0; b < d.B; ++b) acc += src[(b * d.H + h) * n + c];
+      dst[h * n + c] = acc;
+    }
+}
+
 template <class T>
 void backward_heads(const AttentionTensors& t, const Tensor& dout, const AttentionOptions& o,
                     const AttentionGrads& g) {
@@ -503,23 +515,8 @@ void backward_heads(const AttentionTensors& t, const Tensor& dout, const Attenti
                      dbias_bh.empty() ? nullptr : dbias_bh.data() + bh * W,
                      dpair ? dpair + bh * TT : nullptr);
   });
-  if (pair_shared) {
-    T* dp = g.dpair.data<T>();
-    for (int64_t h = 0; h < d.H; ++h)
-      for (int64_t c = 0; c < TT; ++c) {
-        T acc = 0;
-        for (int64_t b = 0; b < d.B; ++b) acc += dpair_bh[(b * d.H + h) * TT + c];
-        dp[h * TT + c] = acc;
-      }
-  }
-  if (!g.dbias.defined()) return;
-  T* db = g.dbias.data<T>();
-  for (int64_t h = 0; h < d.H; ++h)
-    for (int64_t c = 0; c < W; ++c) {
-      T acc = 0;
-      for (int64_t b = 0; b < d.B; ++b) acc += dbias_bh[(b * d.H + h) * W + c];
-      db[h * W + c] = acc;
-    }
+  if (pair_shared) sum_over_batch(dpair_bh.data(), d, TT, g.dpair.data<T>());
+  if (g.dbias.defined()) sum_over_batch(dbias_bh.data(), d, W, g.dbias.data<T>());
 }
 
 }  // namespace

@@ -5,21 +5,17 @@
 
 #include "data/safetensors.h"
 #include "tests/support/temp_dir.h"
+#include "tests/train/checkpoint_meta.h"
 #include "train/checkpoint.h"
 
 using namespace poslab;
 using Catch::Contains;
+using poslab::test::meta_value;
 
 static GPTConfig small(PeKind pe) {
   GPTConfig c;
   c.vocab_size = 5, c.n_layer = 2, c.n_head = 2, c.n_embd = 8, c.block_size = 4, c.pe.kind = pe;
   return c;
-}
-
-static std::string meta_value(const StFile& f, const std::string& key) {
-  for (const auto& [k, v] : f.metadata)
-    if (k == key) return v;
-  return "(absent)";
 }
 
 // The model's weights against the checkpoint's, name by name, as f32.
