@@ -130,7 +130,7 @@ double planned_tokens(const StudyConfig& c, const StudyPlan& p, const RunSpec& r
 double job_tokens(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
   double tokens = run_done(c, p, r) ? 0 : planned_tokens(c, p, r);
   for (const RunSpec* child : children(p, r))
-    if (!run_done(c, p, *child)) tokens += planned_tokens(c, p, *child);
+    if (child->waits.empty() && !run_done(c, p, *child)) tokens += planned_tokens(c, p, *child);
   return tokens;
 }
 

@@ -296,7 +296,8 @@ void contingent_parts(const StudyConfig& c, StudyPlan& p,
 // In the order the runs are made (study.h): what v5 adds first, the kept main runs that need
 // their model again after them; then, if the time limit binds, what is left for a later
 // invocation comes in this order: the promotions, the fine-tunes, the main runs of a scheme
-// whose learning rate moved.
+// whose learning rate moved (the last two wait while a promotion is undecided, so that a round
+// makes the promotions first).
 StudyPlan study_plan(const StudyConfig& c) {
   StudyPlan p;
   const Screening screen = screening_status(c);
@@ -319,9 +320,13 @@ StudyPlan study_plan(const StudyConfig& c) {
   main_runs(c, p, kept);
   promoted_runs(c, p, screen.promoted);
   scaling_evals(c, p);
+  const size_t later = p.runs.size();
   finetune_runs(c, p);
   main_runs(c, p, lr.moved);
   mark_waiting(c, p, from, p.runs.size());
+  // the promotions come before them: they wait while one is undecided
+  for (size_t i = later; i < p.runs.size() && !screen.undecided.empty(); ++i)
+    if (p.runs[i].waits.empty()) p.runs[i].waits = "the screening";
   contingent_parts(c, p, screen.undecided);
   return p;
 }

@@ -111,8 +111,19 @@ void setup_section(Markdown& md, const Study& s, const ReportInfo& info) {
       "position to the token embedding; **sinusoidal** adds fixed sin/cos vectors; **rope** "
       "rotates each pair of query/key dimensions by an angle proportional to the position; "
       "**alibi** subtracts a fixed per-head slope times the distance from each attention "
-      "score; **t5** adds a learned bias per head and bucket of relative distance. Perplexity "
-      "(ppl) = exp(mean cross-entropy per token in nats); lower is better.");
+      "score; **t5** adds a learned bias per head and bucket of relative distance; **kerple** "
+      "subtracts a learned per-head log of the distance; **fire** adds a learned function of "
+      "the distance normalised by the query's position; **xpos** is rope with a per-pair decay "
+      "over the distance; **prope** is rope with 7 of its 16 pairs turning (**prope25**: a "
+      "quarter), "
+      "the others carrying no position; **rope_rand** (learned_rand) trains rope (a learned "
+      "table) on sorted positions drawn at random up to 16 T0, and is read with such a draw at "
+      "every length (seed 0), so it takes no RoPE scaling, pair surgery or position offset: its "
+      "cells there are empty; **rope_nope4** leaves the last of every 4 layers without rope. "
+      "Weight decay (AdamW, 0.1) acts on the Linear layers' weight matrices only: no positional "
+      "scheme's parameters get it (T5's table in every run, KERPLE's, FIRE's MLP), nor the "
+      "embeddings. Perplexity (ppl) = exp(mean cross-entropy per token in nats); lower is "
+      "better.");
   md.para(
       "**How the numbers are summarised.** A number over seeds is the mean of the *losses* "
       "(nats); a perplexity is exp of that mean. With 3 or more seeds it carries its 95% "
@@ -129,7 +140,8 @@ void raw_section(Markdown& md, const Study& s) {
   for (const char* f :
        {"runs.csv", "extrapolation.csv", "position_loss.csv", "attribution.csv", "copy.csv",
         "rope_pairs.csv", "mlm.csv", "tasks.csv", "ngram.csv", "timing.csv", "attention.csv",
-        "attention_distance.csv", "tuning.csv", "loc.csv", "corpus.csv", "throughput.csv"}) {
+        "attention_distance.csv", "tuning.csv", "loc.csv", "corpus.csv", "throughput.csv",
+        "screening.csv", "passkey_distance.csv", "retrained.csv"}) {
     list += fs::exists(s.dir + "/" + f) ? std::string("- [") + f + "](" + f + ")\n"
                                         : std::string("- ") + f + ": not produced\n";
   }

@@ -376,8 +376,8 @@ std::vector<const RunSpec*> children(const StudyPlan& p, const RunSpec& r) {
 
 void make_job(const StudyConfig& c, const StudyPlan& p, const RunSpec& r) {
   if (!run_done(c, p, r)) make_run(c, p, r);
-  for (const RunSpec* child : children(p, r))
-    if (!run_done(c, p, *child)) make_run(c, p, *child);
+  for (const RunSpec* child : children(p, r))  // one that waits is a later round's job
+    if (child->waits.empty() && !run_done(c, p, *child)) make_run(c, p, *child);
 }
 
 }  // namespace poslab
