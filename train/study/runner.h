@@ -39,8 +39,9 @@ void prepare_study_data(const StudyConfig& c, const StudyPlan& p);
 // done.json last.
 void make_run(const StudyConfig& c, const StudyPlan& p, const RunSpec& r);
 // One job of the study: run r unless done, then each run that starts from it (its cooldown
-// branches, the fine-tunes) unless done or waiting (a later round makes it as its own job). The runs that start from another are never jobs of
-// their own while that one is pending (schedule.h: pending_jobs).
+// branches, the fine-tunes) unless done or waiting (a later round makes it as its own job). The
+// runs that start from another are never jobs of their own while that one is pending (schedule.h:
+// pending_jobs).
 void make_job(const StudyConfig& c, const StudyPlan& p, const RunSpec& r);
 // The runs whose `after` is r, in the plan's order.
 std::vector<const RunSpec*> children(const StudyPlan& p, const RunSpec& r);
