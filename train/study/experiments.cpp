@@ -212,6 +212,17 @@ StudyPlan current_plan(StudyConfig& c, const StudyConfig* prepare) {
   return p;
 }
 
+// Runs that still wait when a round has nothing to make wait on results no run of the plan
+// makes (a bug of the plan): named, so the study does not end silently short.
+void say_waiting(const StudyConfig& c, const StudyPlan& p) {
+  std::string names;
+  for (const RunSpec& r : p.runs)
+    if (!r.waits.empty() && !run_done(c, p, r))
+      names += (names.empty() ? "" : ", ") + r.name + " (" + r.waits + ")";
+  if (!names.empty())
+    std::fprintf(stderr, "these runs wait on results no run makes: %s\n", names.c_str());
+}
+
 // Makes the study round after round, since a round's results decide what the next makes (the
 // tuning the main runs' learning rates, the screening the promotions), each run once, until
 // none is left or the time limit binds.
@@ -230,7 +241,8 @@ void make_study(StudyConfig& c, int64_t jobs_flag, std::chrono::steady_clock::ti
     std::vector<const RunSpec*> runs;
     for (const RunSpec* r : pending_runs(c, p))
       if (r < stop && made.insert(r->name).second) runs.push_back(r);
-    if (runs.empty() || !make_runs(c, p, runs, jobs_flag, how, seconds_since(t0))) return;
+    if (runs.empty()) return say_waiting(c, p);
+    if (!make_runs(c, p, runs, jobs_flag, how, seconds_since(t0))) return;
   }
 }
 

@@ -296,8 +296,9 @@ void contingent_parts(const StudyConfig& c, StudyPlan& p,
 // In the order the runs are made (study.h): what v5 adds first, the kept main runs that need
 // their model again after them; then, if the time limit binds, what is left for a later
 // invocation comes in this order: the promotions, the fine-tunes, the main runs of a scheme
-// whose learning rate moved (the last two wait while a promotion is undecided, so that a round
-// makes the promotions first).
+// whose learning rate moved (the fine-tunes wait while a promotion is undecided, so that a round
+// makes the promotions first; a promotion reads the B/4 branches there are, a moved scheme's
+// from before its move when they are there).
 StudyPlan study_plan(const StudyConfig& c) {
   StudyPlan p;
   const Screening screen = screening_status(c);
@@ -320,12 +321,15 @@ StudyPlan study_plan(const StudyConfig& c) {
   main_runs(c, p, kept);
   promoted_runs(c, p, screen.promoted);
   scaling_evals(c, p);
-  const size_t later = p.runs.size();
+  const size_t finetunes = p.runs.size();
   finetune_runs(c, p);
+  const size_t moved = p.runs.size();
   main_runs(c, p, lr.moved);
   mark_waiting(c, p, from, p.runs.size());
-  // the promotions come before them: they wait while one is undecided
-  for (size_t i = later; i < p.runs.size() && !screen.undecided.empty(); ++i)
+  // the promotions come before the fine-tunes: they wait while one is undecided (not the moved
+  // schemes' runs: a screening without their B/4 branches, as in a study begun without the
+  // archive, waits for them)
+  for (size_t i = finetunes; i < moved && !screen.undecided.empty(); ++i)
     if (p.runs[i].waits.empty()) p.runs[i].waits = "the screening";
   contingent_parts(c, p, screen.undecided);
   return p;

@@ -281,6 +281,10 @@ TEST_CASE("the plan waits on the tuning: a run whose learning rate is not chosen
   const StudyPlan moved = study_plan(c);
   CHECK(moved.runs.back().name == "t5_b2_s3");
   CHECK(moved.run("t5_s1").train.adam.lr == 0.016);
+  // the screening undecided: the fine-tunes wait for it, a moved scheme's runs do not (a
+  // screening without their B/4 branches waits for them)
+  CHECK(moved.run("rope_yarn4_s2").waits == "the screening");
+  CHECK(moved.run("t5_b4_s1").waits.empty());
   CHECK(moved.run("alibi_ft4_s1").train.adam.lr == c.lr_for("alibi") * c.finetune_lr_ratio);
   CHECK(moved.run("t5_dist256_s1").train.adam.lr == 0.008);
 }
