@@ -62,36 +62,66 @@ std::vector<double> phi_table(const FireValues& v, const PositionContext& ctx) {
   return phi;
 }
 
-// Row i of sequence b, forward only: out[h * ld + j] = b2_h + sum_w w2_hw relu(w0_w u_j + b0_w)
-// for its e visible keys, 0 for the masked ones. Computed in T: the loops over keys innermost
-// (they vectorise), the hidden unit r_w of every key in scratch, then added into each head.
+// f(u) = b2 + sum_w w2_w relu(w0_w u + b0_w) is piecewise linear in u: unit w switches at
+// u = -b0_w / w0_w. Between consecutive switch points the active units are fixed, so
+// f_h(u) = A_kh u + C_kh on segment k. The forward evaluates each pair with its segment's
+// line (H multiply-adds) instead of the whole MLP (W (H + 1)); the backward, which needs each
+// unit's mask anyway, runs the MLP as written.
+struct FirePieces {
+  std::vector<double> bp;    // the K switch points, ascending
+  std::vector<double> A, C;  // (K + 1) x H: segment k covers [bp[k-1], bp[k])
+  int64_t H = 0;
+  int64_t segment(double u) const {  // the number of switch points <= u
+    return std::upper_bound(bp.begin(), bp.end(), u) - bp.begin();
+  }
+};
+
+FirePieces pieces_of(const FireValues& v) {
+  FirePieces p;
+  p.H = v.H;
+  for (int64_t w = 0; w < v.W; ++w)
+    if (v.w0[w] != 0) p.bp.push_back(-v.b0[w] / v.w0[w]);
+  std::sort(p.bp.begin(), p.bp.end());
+  const int64_t K = static_cast<int64_t>(p.bp.size());
+  p.A.assign((K + 1) * v.H, 0.0), p.C.assign((K + 1) * v.H, 0.0);
+  for (int64_t k = 0; k <= K; ++k) {
+    // a point inside segment k decides which units are on there
+    const double u = K == 0   ? 0
+                     : k == 0 ? p.bp[0] - 1
+                     : k == K ? p.bp[K - 1] + 1
+                              : (p.bp[k - 1] + p.bp[k]) / 2;
+    for (int64_t h = 0; h < v.H; ++h) {
+      double A = 0, C = v.b2[h];
+      for (int64_t w = 0; w < v.W; ++w)
+        if (v.w0[w] * u + v.b0[w] > 0)
+          A += v.w2[h * v.W + w] * v.w0[w], C += v.w2[h * v.W + w] * v.b0[w];
+      p.A[k * v.H + h] = A, p.C[k * v.H + h] = C;
+    }
+  }
+  return p;
+}
+
+// Row i of sequence b, forward only: out[h * ld + j] = f_h(u_j) for its e visible keys, 0 for
+// the masked ones. Causal rows: u_j falls as j rises (the distance n = P_i - P_j falls, and phi
+// rises with n), so the segment is found once and then only stepped down.
 template <class T>
-void forward_row(const FireValues& v, const std::vector<double>& phi, const PositionContext& ctx,
-                 int64_t b, int64_t i, int64_t T0, bool causal, T* out, int64_t ld,
-                 std::vector<T>& u, std::vector<T>& r) {
-  const int64_t Tk = ctx.Tk, Pi = ctx.position(b, ctx.q_pos0 + i);
+void forward_row(const FireValues& v, const FirePieces& f, const std::vector<double>& phi,
+                 const PositionContext& ctx, int64_t b, int64_t i, int64_t T0, bool causal, T* out,
+                 int64_t ld) {
+  const int64_t Tk = ctx.Tk, Pi = ctx.position(b, ctx.q_pos0 + i), H = v.H;
   const double Lthr = std::abs(v.m) * static_cast<double>(T0);
   const double L = std::max(Lthr, static_cast<double>(Pi));
   const double inv = 1 / (std::log1p(std::abs(v.c) * L) + 1e-6);  // 1 / (phi(L_i) + 1e-6)
   const int64_t e = causal ? std::min(Tk, ctx.q_pos0 + i + 1) : Tk;
-  u.resize(e), r.resize(e);
-  for (int64_t j = 0; j < e; ++j)
-    u[j] = static_cast<T>(phi[std::abs(Pi - ctx.position(b, j))] * inv);
-  for (int64_t h = 0; h < v.H; ++h) {
-    std::fill(out + h * ld, out + h * ld + e, static_cast<T>(v.b2[h]));
-    std::fill(out + h * ld + e, out + h * ld + Tk, T(0));
+  int64_t k = -1;
+  for (int64_t j = 0; j < e; ++j) {
+    const double u = phi[std::abs(Pi - ctx.position(b, j))] * inv;
+    if (!causal || k < 0) k = f.segment(u);
+    while (k > 0 && u < f.bp[k - 1]) --k;
+    for (int64_t h = 0; h < H; ++h)
+      out[h * ld + j] = static_cast<T>(f.A[k * H + h] * u + f.C[k * H + h]);
   }
-  for (int64_t w = 0; w < v.W; ++w) {
-    const T a = static_cast<T>(v.w0[w]), bw = static_cast<T>(v.b0[w]);
-#pragma omp simd
-    for (int64_t j = 0; j < e; ++j) r[j] = std::max(a * u[j] + bw, T(0));
-    for (int64_t h = 0; h < v.H; ++h) {
-      const T k = static_cast<T>(v.w2[h * v.W + w]);
-      T* o = out + h * ld;
-#pragma omp simd
-      for (int64_t j = 0; j < e; ++j) o[j] += k * r[j];
-    }
-  }
+  for (int64_t h = 0; h < H; ++h) std::fill(out + h * ld + e, out + h * ld + Tk, T(0));
 }
 
 // One row's share of every gradient (fire.h), from G (H rows of Tk, stride ld) into g:
@@ -137,17 +167,14 @@ Tensor fire_bias(const FireParams& f, const PositionContext& ctx, int64_t T0, bo
   const int64_t R = ctx.rows(), Tq = ctx.Tq, Tk = ctx.Tk, H = v.H, W = v.W;
   Tensor y = Tensor::empty({R, H, Tq, Tk}, f.w0.dtype());
   const std::vector<double> phi = phi_table(v, ctx);
+  const FirePieces pieces = pieces_of(v);
   dispatch(y.dtype(), [&](auto zero) {
     using T = decltype(zero);
     T* out = y.data<T>();
-#pragma omp parallel
-    {
-      std::vector<T> u, r;  // one row's inputs and hidden unit, per thread
-#pragma omp for schedule(dynamic, 8) collapse(2)
-      for (int64_t b = 0; b < R; ++b)
-        for (int64_t i = 0; i < Tq; ++i)
-          forward_row<T>(v, phi, ctx, b, i, T0, causal, out + (b * H * Tq + i) * Tk, Tq * Tk, u, r);
-    }
+#pragma omp parallel for schedule(dynamic, 8) collapse(2)
+    for (int64_t b = 0; b < R; ++b)
+      for (int64_t i = 0; i < Tq; ++i)
+        forward_row<T>(v, pieces, phi, ctx, b, i, T0, causal, out + (b * H * Tq + i) * Tk, Tq * Tk);
   });
   const PositionContext at = [&] {  // the positions only: the backward keeps no tables
     PositionContext p;
