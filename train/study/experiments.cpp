@@ -234,13 +234,16 @@ void make_study(StudyConfig& c, int64_t jobs_flag, std::chrono::steady_clock::ti
     const StudyPlan p = current_plan(c, &prepare);
     prepare.force = false;  // the corpora once
     // the pending runs before the first that waits: the plan's order holds (the main runs
-    // wait for the tuning, and what comes after them in the plan is not made before them)
+    // wait for the tuning, and what comes after them in the plan is not made before them);
+    // none there, every pending run (what a waiting run waits for may come after it)
     const auto waiting = std::find_if(p.runs.begin(), p.runs.end(),
                                       [](const RunSpec& r) { return !r.waits.empty(); });
     const RunSpec* stop = p.runs.data() + (waiting - p.runs.begin());
-    std::vector<const RunSpec*> runs;
+    std::vector<const RunSpec*> before, all;
     for (const RunSpec* r : pending_runs(c, p))
-      if (r < stop && made.insert(r->name).second) runs.push_back(r);
+      if (!made.count(r->name)) (r < stop ? before : all).push_back(r);
+    std::vector<const RunSpec*> runs = before.empty() ? all : before;
+    for (const RunSpec* r : runs) made.insert(r->name);
     if (runs.empty()) return say_waiting(c, p);
     if (!make_runs(c, p, runs, jobs_flag, how, seconds_since(t0))) return;
   }
