@@ -362,9 +362,10 @@ int cmd_figure(int argc, char** argv) {
        {"data", "DIR  a prepared corpus: ngram"}},
       argc, argv);
   if (a.help()) {
-    std::printf("%sNAME: rope-decay, rope-scaling, yarn-ramp, alibi-bias, ngram, kerple-kernel, "
-                "prope-pairs, xpos-decay, rope-ramps (docs/cli.md)\n",
-                a.usage().c_str());
+    std::printf(
+        "%sNAME: rope-decay, rope-scaling, yarn-ramp, alibi-bias, ngram, kerple-kernel, "
+        "prope-pairs, xpos-decay, rope-ramps (docs/cli.md)\n",
+        a.usage().c_str());
     return 0;
   }
   if (name.empty())

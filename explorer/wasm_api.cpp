@@ -34,10 +34,10 @@ namespace {
 // and the logits of a generation in progress.
 struct Session {
   std::unique_ptr<GPT> model;
-  std::string info;            // px_info's JSON
-  std::vector<Tensor> maps;    // px_inspect: (1,H,T,T) per layer
-  KVCache cache;               // px_gen_*
-  Tensor logits;               // the last decode's logits (1,T,V)
+  std::string info;          // px_info's JSON
+  std::vector<Tensor> maps;  // px_inspect: (1,H,T,T) per layer
+  KVCache cache;             // px_gen_*
+  Tensor logits;             // the last decode's logits (1,T,V)
   RopeScaling gen_scaling;
   Generator gen{0};
 };
@@ -72,9 +72,9 @@ std::string info_json(const GPT& m, int64_t step) {
                 "{\"pe\":\"%s\",\"n_layer\":%lld,\"n_head\":%lld,\"n_embd\":%lld,"
                 "\"vocab_size\":%lld,\"block_size\":%lld,\"max_len\":%lld,\"theta\":%.17g,"
                 "\"causal\":%s,\"step\":%lld,\"parameters\":%lld}",
-                pe_name(c.pe.kind), (long long)c.n_layer, (long long)c.n_head,
-                (long long)c.n_embd, (long long)c.vocab_size, (long long)c.block_size,
-                (long long)c.pe.max_len, c.pe.theta, c.causal ? "true" : "false", (long long)step,
+                pe_name(c.pe.kind), (long long)c.n_layer, (long long)c.n_head, (long long)c.n_embd,
+                (long long)c.vocab_size, (long long)c.block_size, (long long)c.pe.max_len,
+                c.pe.theta, c.causal ? "true" : "false", (long long)step,
                 (long long)m.num_parameters());
   return b;
 }
@@ -120,7 +120,9 @@ RopeScaling scaling_of(const char* kind, double factor) {
 extern "C" {
 
 // The message of the last failure ("" after a success).
-EMSCRIPTEN_KEEPALIVE const char* px_error() { return last_error.c_str(); }
+EMSCRIPTEN_KEEPALIVE const char* px_error() {
+  return last_error.c_str();
+}
 
 // A checkpoint (a model.safetensors file's n bytes) -> a handle, or -1. The bytes are written
 // to the in-memory file system and read by load_checkpoint, with every check it makes.
@@ -244,8 +246,7 @@ EMSCRIPTEN_KEEPALIVE int px_attention_row(int h, int i, float* out) {
       const Tensor map = s.maps[l].contiguous();
       const float* p = map.data<float>();
       for (int64_t hh = 0; hh < H; ++hh)
-        for (int64_t j = 0; j < T; ++j)
-          out[(l * H + hh) * T + j] = p[(hh * T + i) * T + j];
+        for (int64_t j = 0; j < T; ++j) out[(l * H + hh) * T + j] = p[(hh * T + i) * T + j];
     }
     return 0;
   });
@@ -265,8 +266,8 @@ EMSCRIPTEN_KEEPALIVE int px_logits(int h, const int32_t* ids, int n, float* out)
 // Generation as `poslab generate` runs it: the prompt fed once into a KV cache of `total`
 // positions (prompt + characters to come), under a RoPE scaling as px_eval's; then px_gen_next
 // draws one character at a time with the seed given here.
-EMSCRIPTEN_KEEPALIVE int px_gen_start(int h, const int32_t* ids, int n, int total,
-                                      const char* kind, double factor, int seed) {
+EMSCRIPTEN_KEEPALIVE int px_gen_start(int h, const int32_t* ids, int n, int total, const char* kind,
+                                      double factor, int seed) {
   return guarded(-1, [&] {
     Session& s = session(h);
     const GPT& m = *s.model;
@@ -333,8 +334,7 @@ EMSCRIPTEN_KEEPALIVE double px_rope_frequencies(int D, double theta, const char*
 // yarn_keep) or the paper's (paper = 1, yarn_keep_paper).
 EMSCRIPTEN_KEEPALIVE int px_yarn_keep(int D, double theta, int T0, int paper, double* out) {
   return guarded(-1, [&] {
-    const std::vector<double> k =
-        paper ? yarn_keep_paper(D, theta, T0) : yarn_keep(D, theta, T0);
+    const std::vector<double> k = paper ? yarn_keep_paper(D, theta, T0) : yarn_keep(D, theta, T0);
     std::copy(k.begin(), k.end(), out);
     return 0;
   });

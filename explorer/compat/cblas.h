@@ -11,8 +11,8 @@ enum CBLAS_TRANSPOSE { CblasNoTrans = 111, CblasTrans = 112 };
 
 template <class T>
 inline void poslab_compat_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t M, int64_t N,
-                               int64_t K, T alpha, const T* A, int64_t lda, const T* B,
-                               int64_t ldb, T beta, T* C, int64_t ldc) {
+                               int64_t K, T alpha, const T* A, int64_t lda, const T* B, int64_t ldb,
+                               T beta, T* C, int64_t ldc) {
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
       T acc = 0;

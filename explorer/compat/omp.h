@@ -4,7 +4,15 @@
 // and these calls answer for a team of one.
 #pragma once
 
-inline int omp_get_max_threads() { return 1; }
-inline int omp_get_num_threads() { return 1; }
-inline int omp_get_thread_num() { return 0; }
-inline int omp_in_parallel() { return 0; }
+inline int omp_get_max_threads() {
+  return 1;
+}
+inline int omp_get_num_threads() {
+  return 1;
+}
+inline int omp_get_thread_num() {
+  return 0;
+}
+inline int omp_in_parallel() {
+  return 0;
+}

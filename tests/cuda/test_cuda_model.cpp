@@ -485,8 +485,8 @@ TEST_CASE("cuda: p-RoPE and --nope-every equal the CPU; the CPU-only v5 schemes 
   for (PeKind pe : {PeKind::kerple, PeKind::fire, PeKind::xpos}) {
     GPTConfig c = canonical(pe);
     c.device = Device::cuda;
-    REQUIRE_THROWS_WITH(GPT(c, 1), Catch::Contains(std::string("--pe ") + pe_name(pe) +
-                                                   " runs on the CPU only"));
+    REQUIRE_THROWS_WITH(
+        GPT(c, 1), Catch::Contains(std::string("--pe ") + pe_name(pe) + " runs on the CPU only"));
   }
   GPTConfig r = canonical(PeKind::rope);
   r.device = Device::cuda, r.pe.random_positions = 1024;
