@@ -5,16 +5,19 @@
 namespace poslab {
 
 //   PE[p, 2i] = sin(p / 10000^(2i/C)),  PE[p, 2i+1] = cos(p / 10000^(2i/C))
+// The row of position p, into row[0..C).
+static void sinusoidal_row(int64_t C, int64_t p, double* row) {
+  for (int64_t c = 0; c < C; ++c) {
+    int64_t i2 = c - c % 2;  // 2i
+    double a = static_cast<double>(p) / std::pow(10000.0, static_cast<double>(i2) / C);
+    row[c] = c % 2 == 0 ? std::sin(a) : std::cos(a);
+  }
+}
+
 Tensor sinusoidal_table(int64_t d_model, int64_t pos0, int64_t n) {
-  const int64_t C = d_model;
-  std::vector<double> v(n * C);
-  for (int64_t t = 0; t < n; ++t)
-    for (int64_t c = 0; c < C; ++c) {
-      int64_t i2 = c - c % 2;  // 2i
-      double a = static_cast<double>(pos0 + t) / std::pow(10000.0, static_cast<double>(i2) / C);
-      v[t * C + c] = c % 2 == 0 ? std::sin(a) : std::cos(a);
-    }
-  return Tensor::from_vector(v, {n, C}, DType::f64);
+  std::vector<double> v(n * d_model);
+  for (int64_t t = 0; t < n; ++t) sinusoidal_row(d_model, pos0 + t, v.data() + t * d_model);
+  return Tensor::from_vector(v, {n, d_model}, DType::f64);
 }
 
 // The rows of the query positions, in the model's dtype on its device: once per forward.
@@ -27,10 +30,8 @@ void SinusoidalPE::build(PositionContext& ctx, DType dtype, Device device) const
   const int64_t R = ctx.rows(), T = ctx.Tq;
   std::vector<double> v(R * T * d_);
   for (int64_t b = 0; b < R; ++b)
-    for (int64_t t = 0; t < T; ++t) {
-      std::vector<double> row = sinusoidal_table(d_, ctx.position(b, t), 1).to_vector();
-      std::copy(row.begin(), row.end(), v.begin() + (b * T + t) * d_);
-    }
+    for (int64_t t = 0; t < T; ++t)
+      sinusoidal_row(d_, ctx.position(b, t), v.data() + (b * T + t) * d_);
   ctx.pe = Tensor::from_vector(v, {R, T, d_}, dtype).to(device);
 }
 
