@@ -19,6 +19,7 @@ AttentionOptions CausalSelfAttention::options(const AttentionTerms& terms, int64
   o.q_pos0 = q_pos0;
   o.rel_bias = terms.rel_bias;
   o.bias = terms.bias;
+  o.bias_rows = terms.bias_rows;
   o.row_freqs = terms.row_freqs;
   o.window = iv.attention_window;
   o.log_scale_len = iv.log_scale ? iv.train_len : 0;

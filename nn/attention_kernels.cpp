@@ -182,7 +182,8 @@ void rotary_scores(const T* Q, int64_t sq, const T* K, int64_t sk, const Attenti
 }
 
 // Row i's scores over its keys, columns [a, e) of s (column 0: key j0), before the softmax:
-//   s_j += bias_ij;  s_j *= lambda_i (log scale, when lambda_i != 1)
+//   s_j += bias_ij (the table's, the per-pair tensor's, and the one bias_rows makes now);  s_j *=
+//   lambda_i (log scale, when lambda_i != 1)
 // the same operations in forward and in rebuild_probs, so P is rebuilt to the same bits.
 template <class T>
 void bias_and_scale(T* s, RowSpan r, int64_t b, int64_t i, int64_t j0, int64_t h, const Dims& d,
@@ -197,6 +198,7 @@ void bias_and_scale(T* s, RowSpan r, int64_t b, int64_t i, int64_t j0, int64_t h
 #pragma omp simd
     for (int64_t j = r.a; j < r.e; ++j) s[j] += pair[j];
   }
+  if (o.bias_rows) o.bias_rows->add_row(b, h, i, j0 + r.a, j0 + r.e, s + r.a);  // made here
   const double lambda = log_scale(o, r.e - r.a);
   if (lambda == 1.0) return;
   const T l = static_cast<T>(lambda);

@@ -52,6 +52,9 @@ AttentionOptions checked(const Tensor& q, const Tensor& k, const Tensor& v,
            "the CPU only; use --device cpu");
     o.bias = o.bias.detach().contiguous();
   }
+  if (o.bias_rows && q.device() != Device::cpu)
+    fail("attention: a per-pair bias made row by row (FIRE in evaluation) runs on the CPU only; ",
+         "use --device cpu");
   if (o.row_freqs.defined()) {
     if (o.row_freqs.shape() != Shape{Tq, D / 2} || o.row_freqs.dtype() != DType::f64 ||
         o.row_freqs.device() != q.device() || D % 2 != 0)

@@ -3,7 +3,8 @@
 //   q: (B,Tq,H,D)  k, v: (B,Tk,H,D)  ->  out: (B,Tq,H,D)
 //   S[b,h,i,j] = scale * q[b,i,h] . k[b,j,h] + rel_bias[h, j - i + Tq - 1]    scale = 1/sqrt(D)
 //                                             + bias[b,h,i,j]   (a per-pair bias: FIRE, or
-//                                               a relative bias under random positions)
+//                                               a relative bias under random positions; as
+//                                               a tensor, or made row by row: bias_rows)
 //   S[b,h,i,j] = -inf where j > P_i (causal)                                  P_i = q_pos0 + i
 //     (and where |P_i - j| >= window; each row first scaled by lambda_i: options below)
 //   P = softmax_j(S);   out[b,i,h] = sum_j P[b,h,i,j] v[b,j,h]
@@ -22,7 +23,10 @@
 // the forward saves only each row's log-sum-exp (B,H,Tq), and the backward rebuilds P tile by
 // tile from it (FlashAttention-2's recomputation), so memory grows linearly in T.
 #pragma once
+#include <memory>
+
 #include "autograd/ops.h"
+#include "posenc/pair_bias_rows.h"
 
 namespace poslab {
 
@@ -41,6 +45,10 @@ struct AttentionOptions {
   // rel_bias. May require grad: the backward gives dbias (Bb,H,Tq,Tk) = dL/dS, summed over b
   // when Bb = 1. The CPU only (the GPU kernels refuse it).
   Tensor bias;
+  // The same per-pair bias made row by row (posenc/pair_bias_rows.h), or null: the kernels ask
+  // it for each score row as they reach it, so no (Bb,H,Tq,Tk) tensor exists. It has no
+  // gradient (evaluation, generation); added after `bias` when both are given. The CPU only.
+  std::shared_ptr<const PairBiasRows> bias_rows;
   // (Tq, D/2) f64 or undefined: scores made with each key rotated relative to its query by
   // row i's own frequencies (RoPE with per-row frequencies, dynamic scaling), pairs (2p, 2p+1):
   //   S[b,h,i,j] = scale * sum_p (q_2p, q_2p+1) . R((j - P_i) w[i,p]) (k_2p, k_2p+1)

@@ -7,7 +7,8 @@
 //
 // For batch b, head h (dropped below), query row i at position P_i = q_pos0 + i, and key j:
 //   s_ij = scale q_i . k_j + rel_bias[h, j - i + Tq - 1]      (bias: 0 without a table)
-//          + bias[b, h, i, j]                                  (the per-pair bias, if any)
+//          + bias[b, h, i, j]                                  (the per-pair bias, if any:
+//                                                                a tensor, or bias_rows)
 //          (row_freqs w: q_i . k_j with each pair p of k_j turned by (j - P_i) w_ip)
 //   row i sees key j iff j <= P_i (causal) and |P_i - j| < W (window W > 0): n_i keys
 //   z_ij = lambda_i s_ij,  lambda_i = max(1, ln n_i / ln T0)   (log scale T0 > 0; else 1)
@@ -69,6 +70,11 @@ double score(const Problem& p, int64_t b, int64_t h, int64_t i, int64_t j) {
   s *= p.o.scale;
   if (!p.bias.empty()) s += p.bias[h * (p.Tq + p.Tk - 1) + (j - i + p.Tq - 1)];
   if (!p.pair.empty()) s += p.pair[p.pair_at(b, h, i, j)];
+  if (p.o.bias_rows) {  // the per-pair bias made row by row: asked for key j alone
+    double x = 0;
+    p.o.bias_rows->add_row(b, h, i, j, j + 1, &x);
+    s += x;
+  }
   return s;
 }
 

@@ -160,6 +160,85 @@ void backward_row(const FireValues& v, const FireRow& r, const double* G, int64_
   g[2 * W + H * W + H + 1] += sm * static_cast<double>(T0) * dm;
 }
 
+// The bias fire_bias would write, made one score row at a time inside attention
+// (pair_bias_rows.h), for a forward that needs no gradient. The same double arithmetic as
+// forward_row, cast to the scores' type at the same step: the bits of the tensor's entries.
+// It holds the positions only (the context's tables stay with the forward).
+class FireRows final : public PairBiasRows {
+ public:
+  FireRows(const FireParams& f, const PositionContext& ctx, int64_t T0, bool causal)
+      : v_(f), pieces_(pieces_of(v_)), phi_(phi_table(v_, ctx)), T0_(T0), causal_(causal) {
+    at_.q_pos0 = ctx.q_pos0, at_.Tq = ctx.Tq, at_.Tk = ctx.Tk, at_.offset = ctx.offset;
+    at_.positions = ctx.positions;
+  }
+  void add_row(int64_t b, int64_t h, int64_t i, int64_t lo, int64_t hi, float* s) const override {
+    add<float>(b, h, i, lo, hi, s);
+  }
+  void add_row(int64_t b, int64_t h, int64_t i, int64_t lo, int64_t hi, double* s) const override {
+    add<double>(b, h, i, lo, hi, s);
+  }
+
+ private:
+  // s[j - lo] += f_h(u_ij) for j in [lo, hi); causal rows step the segment down as u falls
+  // (forward_row).
+  template <class T>
+  void add(int64_t b, int64_t h, int64_t i, int64_t lo, int64_t hi, T* s) const {
+    if (lo >= hi) return;
+    const int64_t Pi = at_.position(b, at_.q_pos0 + i), H = v_.H;
+    const double Lthr = std::abs(v_.m) * static_cast<double>(T0_);
+    const double L = std::max(Lthr, static_cast<double>(Pi));
+    const double inv = 1 / (std::log1p(std::abs(v_.c) * L) + 1e-6);
+    const double *A = pieces_.A.data() + h, *C = pieces_.C.data() + h;
+    if (causal_ && !at_.random()) return add_runs(at_.q_pos0 + i, inv, A, C, lo, hi, s);
+    int64_t k = -1;
+    for (int64_t j = lo; j < hi; ++j) {
+      const double u = phi_[std::abs(Pi - at_.position(b, j))] * inv;
+      if (!causal_ || k < 0) k = pieces_.segment(u);
+      while (k > 0 && u < pieces_.bp[k - 1]) --k;
+      s[j - lo] += static_cast<T>(A[k * H] * u + C[k * H]);
+    }
+  }
+
+  // The causal row of contiguous positions (evaluation's windows): key j sits at distance
+  // n = P - j, so u falls as j rises, and the keys of one segment of f form a run of j. Each
+  // run's end is found by bisection on the same expression u = phi[n] inv, and inside it f is
+  // one line a u + c: a loop of multiply-adds the compiler vectorises, where the per-key
+  // segment test of the general loop ran one key at a time (bench/v5_schemes.sh, eval).
+  template <class T>
+  void add_runs(int64_t P, double inv, const double* A, const double* C, int64_t lo, int64_t hi,
+                T* s) const {
+    const int64_t H = v_.H;
+    const double* phi = phi_.data() + P;  // phi[-j]: the distance of key j
+    for (int64_t j = lo; j < hi;) {
+      const int64_t k = pieces_.segment(phi[-j] * inv);
+      int64_t end = hi;  // the first key past the run: u < bp[k - 1] there
+      if (k > 0) {
+        const double edge = pieces_.bp[k - 1];
+        int64_t a = j + 1;
+        while (a < end) {
+          const int64_t mid = a + (end - a) / 2;
+          if (phi[-mid] * inv < edge)
+            end = mid;
+          else
+            a = mid + 1;
+        }
+      }
+      const double ak = A[k * H], ck = C[k * H];
+      T* out = s - lo;
+#pragma omp simd
+      for (int64_t m = j; m < end; ++m) out[m] += static_cast<T>(ak * (phi[-m] * inv) + ck);
+      j = end;
+    }
+  }
+
+  FireValues v_;
+  FirePieces pieces_;
+  std::vector<double> phi_;
+  PositionContext at_;
+  int64_t T0_;
+  bool causal_;
+};
+
 }  // namespace
 
 Tensor fire_bias(const FireParams& f, const PositionContext& ctx, int64_t T0, bool causal) {
@@ -239,7 +318,11 @@ AttentionTerms Fire::attention_terms(const Tensor& q, const Tensor& k, bool caus
   if (q.size(1) != ctx.Tq || k.size(1) != ctx.Tk)
     fail("fire: expected q and k of the context's Tq = ", ctx.Tq, " and Tk = ", ctx.Tk,
          " positions, but got q ", shape_str(q.shape()), " and k ", shape_str(k.shape()));
-  return {.q = q, .k = k, .bias = fire_bias(layer(ctx.layer), ctx, T0_, causal)};
+  const FireParams& f = layer(ctx.layer);
+  // Nothing to differentiate: the bias is made row by row inside attention, never stored.
+  if (!grad_enabled() || !any_requires_grad({&f.w0, &f.b0, &f.w2, &f.b2, &f.c, &f.m}))
+    return {.q = q, .k = k, .bias_rows = std::make_shared<FireRows>(f, ctx, T0_, causal)};
+  return {.q = q, .k = k, .bias = fire_bias(f, ctx, T0_, causal)};
 }
 
 std::vector<std::pair<std::string, Tensor>> Fire::parameters() const {

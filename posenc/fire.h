@@ -26,10 +26,13 @@
 // default Linear init: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), so mlp.0 ~ U(-1, 1), mlp.2 ~
 // U(-1/sqrt(W), 1/sqrt(W)). No weight decay (no positional parameter gets any).
 //
-// The bias depends on (i, j), not on i - j alone, so attention gets a per-pair bias
-// (Bp, H, Tq, Tk) (nn/attention_op.h): at T = 4096 that is 64 MB per head in f32, built and
-// dropped layer by layer; no (T, T, W) tensor is ever kept: the hidden layer is recomputed in
-// the backward, one row of pairs at a time.
+// The bias depends on (i, j), not on i - j alone, so attention gets a per-pair bias. In
+// training it is a tensor (Bp, H, Tq, Tk) (nn/attention_op.h), whose gradient attention hands
+// back; at T0 = 256 that is 1 MB. Where nothing needs a gradient (eval, generate) the bias is
+// made row by row inside attention (posenc/pair_bias_rows.h): a (1, H, 4096, 4096) tensor would
+// be 268 MB per layer, written once and read once. No (T, T, W) tensor is ever kept: f is
+// evaluated as its piecewise-linear form (fire.cpp), and the backward recomputes the hidden
+// layer one row of pairs at a time.
 //
 // Backward (hand-derived), per pair, with G_h = dL/dbias_h (attention's per-pair gradient):
 //   pre_w = w0_w u + b0_w,  r_w = max(pre_w, 0),  bias_h = b2_h + sum_w w2_hw r_w

@@ -9,16 +9,19 @@
 //                               a relative-bias table bias[h, j - i]  alibi, t5, kerple
 //                               a per-pair bias bias[b, h, i, j]      fire; a relative bias
 //                                                                     under random positions
+//                                 (made row by row in evaluation)     fire
 //                               per-query-row rotation frequencies    rope, dynamic scaling
 // The attention op reads that data and never asks which scheme made it. `none` acts nowhere.
 // Each scheme, with all of its math, lives in its own file under posenc/; factory.h builds
 // one from its name and settings.
 #pragma once
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "autograd/ops.h"
+#include "posenc/pair_bias_rows.h"
 #include "posenc/rope_scaling.h"
 
 namespace poslab {
@@ -100,6 +103,9 @@ struct AttentionTerms {
   // (Bp, H, Tq, Tk) or undefined: scores[b,h,i,j] += bias[b or 0, h, i, j], a bias of each pair
   // (FIRE; relative biases under random positions). See nn/attention_op.h. May require grad.
   Tensor bias{};
+  // The same per-pair bias made row by row inside attention, with no gradient: what FIRE hands
+  // over when nothing needs one (evaluation, generation; posenc/pair_bias_rows.h).
+  std::shared_ptr<const PairBiasRows> bias_rows{};
 };
 
 class PositionalEncoding {

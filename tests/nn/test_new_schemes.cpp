@@ -193,6 +193,60 @@ TEST_CASE("fire: inside Lthr the bias is a function of distance; past it, of the
   CHECK(at(0, 3, 3) == Approx(at(0, 11, 11)).epsilon(1e-13));  // n = 0: u = 0 in every row
 }
 
+TEST_CASE("fire: in evaluation the bias made row by row is the tensor's, to the bit",
+          "[nn][posenc]") {
+  // Under NoGrad FIRE hands attention bias_rows, not a (Bp,H,Tq,Tk) tensor (fire.h): the scores
+  // must be the same numbers. 70 rows: two of the kernel's row blocks.
+  const int64_t T = 70;
+  for (DType dt : {DType::f32, DType::f64}) {
+    PosencDims dims{16, 2, true, dt, 0.02, 16, 1, 0};  // T0 = 16: most rows past Lthr
+    Generator g(11);
+    Fire fire(dims, 6, g);
+    QKV x = qkv(2, T, 2, 8, 120);
+    Tensor q = x.q.detach().to(dt), k = x.k.detach().to(dt), v = x.v.detach().to(dt);
+    Generator draw(5);
+    std::vector<int32_t> pos = draw_positions(T, 300, draw), pos2 = draw_positions(T, 300, draw);
+    pos.insert(pos.end(), pos2.begin(), pos2.end());
+    struct Case {
+      const char* name;
+      bool causal;
+      int64_t offset, window;
+      bool drawn;
+    };
+    for (const Case& c : {Case{"contiguous", true, 0, 0, false}, Case{"offset", true, 40, 0, false},
+                          Case{"window", true, 0, 25, false}, Case{"drawn", true, 0, 0, true},
+                          Case{"bidirectional", false, 0, 0, false}}) {
+      PositionContext ctx;
+      ctx.Tq = ctx.Tk = T, ctx.offset = c.offset;
+      if (c.drawn) ctx.positions = Ids{pos, {2, T}};
+      AttentionTerms tensor = fire.attention_terms(q, k, c.causal, ctx), rows;
+      {
+        NoGrad ng;
+        rows = fire.attention_terms(q, k, c.causal, ctx);
+      }
+      INFO(c.name << ", " << dtype_name(dt));
+      REQUIRE(tensor.bias.defined());
+      REQUIRE((rows.bias_rows && !rows.bias.defined()));
+      AttentionOptions a, b;
+      a.causal = b.causal = c.causal, a.window = b.window = c.window;
+      a.bias = tensor.bias.detach(), b.bias_rows = rows.bias_rows;
+      NoGrad ng;
+      CHECK(max_diff(attention(q, k, v, a), attention(q, k, v, b)) == 0);
+      if (dt == DType::f64)
+        CHECK(max_diff(attention_reference(q, k, v, a), attention_reference(q, k, v, b)) < 1e-13);
+    }
+  }
+  // the whole model: evaluation's logits (NoGrad) are those of the training path
+  GPTConfig c = tiny(PeKind::fire);
+  GPT m(c, 6);
+  Ids ids{{1, 4, 2, 6, 0, 3, 5, 1, 2}, {1, 9}};
+  Interventions iv;
+  iv.position_offset = 40;  // past Lthr
+  Tensor with_grad = m.logits(ids, iv).detach();
+  NoGrad ng;
+  CHECK(max_diff(m.logits(ids, iv), with_grad) == 0);
+}
+
 TEST_CASE("gradcheck: xpos: attention through the grown queries and shrunk keys",
           "[gradcheck][posenc]") {
   XPos xp(4, 10000, 8, RopeLayout::interleaved);  // B = 8: a steep decay over 6 positions
