@@ -130,3 +130,45 @@ TEST_CASE("eval --json: the mean loss of the windows of L + 1 tokens; bad flags 
   CHECK(status != 0);
   CHECK_THAT(e, Contains("--rope-scaling"));
 }
+
+TEST_CASE(
+    "eval --positions: a random-positions model reads drawn positions or 0..L-1; bad "
+    "requests are named",
+    "[train][eval]") {
+  test::TempDir dir;
+  const std::string bin = POSLAB_BIN, data = dir.file("data");
+  const std::string drawn = test::tiny_zh_model(dir, PeKind::rope, true, 20, 32);  // Lmax 32
+  const std::string plain = test::tiny_zh_model(dir, PeKind::rope, true, 20);
+  auto eval = [&](const std::string& ckpt, const std::string& flags, int* status) {
+    return output_of(bin + " eval --ckpt " + ckpt + " --data " + data + " " + flags, status);
+  };
+  int status = -1;
+  std::string out = eval(drawn, "--len 24 --json", &status);
+  INFO(out);
+  REQUIRE(status == 0);
+  Json r = json_parse(out, "eval, drawn positions");
+  CHECK(r.find("positions")->as_string() == "random");  // the default of such a model
+  out = eval(drawn, "--len 24 --json --positions contiguous", &status);
+  REQUIRE(status == 0);
+  Json c = json_parse(out, "eval, contiguous positions");
+  CHECK(c.find("positions")->as_string() == "contiguous");
+  CHECK(c.find("loss")->as_number() != r.find("loss")->as_number());
+  out = eval(drawn, "--len 24 --json --seed 7", &status);  // another draw, another loss
+  REQUIRE(status == 0);
+  CHECK(json_parse(out, "eval, seed 7").find("loss")->as_number() != r.find("loss")->as_number());
+
+  std::string e = eval(drawn, "--len 40", &status);  // 40 distinct positions from [0, 32)
+  CHECK(status != 0);
+  CHECK_THAT(e, Contains("Lmax = 32") && Contains("--positions contiguous"));
+  e = eval(drawn, "--len 24 --position-offset 4", &status);
+  CHECK(status != 0);
+  CHECK_THAT(e, Contains("--position-offset") && Contains("--positions contiguous"));
+  e = eval(drawn, "--len 24 --positions sideways", &status);
+  CHECK(status != 0);
+  CHECK_THAT(e, Contains("--positions") && Contains("sideways"));
+  e = eval(plain, "--len 24 --positions random", &status);
+  CHECK(status != 0);
+  CHECK_THAT(e, Contains("trained without --random-positions"));
+  CHECK(eval(plain, "--len 24 --positions contiguous", &status).find("loss") != std::string::npos);
+  CHECK(status == 0);
+}

@@ -12,9 +12,10 @@
 namespace poslab::test {
 
 // Trains into dir/run_<pe>[_mlm] (the corpus once, in dir/data) and returns its model's path.
-// causal = false: a masked LM without the causal mask.
+// causal = false: a masked LM without the causal mask. random_positions = Lmax > 0: trained on
+// positions drawn from [0, Lmax) (--random-positions), into dir/run_<pe>_rand.
 inline std::string tiny_zh_model(const TempDir& dir, PeKind pe, bool causal = true,
-                                 int64_t steps = 30) {
+                                 int64_t steps = 30, int64_t random_positions = 0) {
   if (!std::filesystem::exists(dir.file("data/val.bin"))) {
     std::string t;
     for (int i = 0; i < 60; ++i) t += "我送君，君送我。春风又绿江南岸，明月何时照我还。\n";
@@ -22,8 +23,9 @@ inline std::string tiny_zh_model(const TempDir& dir, PeKind pe, bool causal = tr
   }
   TrainOptions o;
   o.data = dir.file("data");
-  o.out = dir.file(std::string("run_") + pe_name(pe) + (causal ? "" : "_mlm"));
-  o.model.pe.kind = pe, o.model.causal = causal;
+  o.out = dir.file(std::string("run_") + pe_name(pe) + (causal ? "" : "_mlm") +
+                   (random_positions > 0 ? "_rand" : ""));
+  o.model.pe.kind = pe, o.model.causal = causal, o.model.pe.random_positions = random_positions;
   o.objective = causal ? Objective::lm : Objective::mlm;
   o.model.n_embd = 16, o.model.n_layer = 2, o.model.n_head = 2, o.model.block_size = 16;
   o.batch = 4, o.steps = steps, o.eval_every = steps, o.eval_batches = 1, o.quiet = true;
