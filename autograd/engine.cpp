@@ -79,6 +79,7 @@ static const Tensor& leaf_grad(AutogradMeta& m, const Shape& shape, const Tensor
   return *m.grad;
 }
 
+// A returned gradient into m: the four cases of the table in node.h (BackwardFn).
 static void accumulate(AutogradMeta& m, const Tensor& g) {
   if (!m.grad_fn)
     kernel::add_(leaf_grad(m, g.shape(), g), g);  // a leaf adds into its own buffer
@@ -90,9 +91,9 @@ static void accumulate(AutogradMeta& m, const Tensor& g) {
     m.grad = std::make_shared<Tensor>(kernel::binary(kernel::BinaryOp::add, *m.grad, g));
 }
 
-// The buffers a node's backward may add into (BackwardFn): each input's gradient buffer when
-// the aliasing rule allows (a leaf's made as zeros when none arrived yet); none under
-// detect_anomaly, so that every gradient is returned and checked.
+// The buffers a node's backward may add into (BackwardFn, the table's last column): each input's
+// gradient buffer when the aliasing rule allows (a leaf's made as zeros when none arrived yet);
+// none under detect_anomaly, so that every gradient is returned and checked.
 static std::vector<Tensor> buffers_of(const Node& node, const Tensor& like) {
   std::vector<Tensor> into(node.inputs.size());
   if (g_detect_anomaly) return into;

@@ -24,6 +24,26 @@ namespace poslab {
 // layer_norm add their weights' gradients as they compute them (a GEMM with beta = 1, a
 // column sum's last pass: no extra pass over the buffer, on the GPU no extra launch, and the
 // buffers stay at fixed addresses).
+//
+// The two routes by which a gradient reaches input i, whose autograd meta is m (engine.cpp:
+// `accumulate` for a returned g, `buffers_of` for into[i]); "own" is the aliasing rule,
+// grad_buffer_is_own below:
+//
+//   m, when the gradient arrives    a returned g is accumulated      into[i] is handed as
+//   ------------------------------  -------------------------------  ----------------------
+//   a leaf (no grad_fn)             m.grad += g in place (zeros      m.grad (zeros made
+//                                   made first if it has none)       first if it has none)
+//   an intermediate, no m.grad yet  m.grad = g: kept as returned,    undefined
+//                                   no copy (it may alias)
+//   an intermediate, own m.grad     m.grad += g in place             m.grad
+//   an intermediate, shared m.grad  m.grad = m.grad + g, a new       undefined
+//                                   tensor (the old one unchanged)
+//
+// Either way input i ends with the sum of every contribution; the routes differ only in which
+// buffers they allocate. into[i] is undefined, too, for an input that needs no gradient, and
+// for every input under detect_anomaly, so that every gradient is returned and checked. An
+// intermediate's m.grad is complete when its own node runs (the reverse topological order); the
+// engine then frees it.
 using BackwardFn =
     std::function<std::vector<Tensor>(const Tensor& dout, const std::vector<Tensor>& into)>;
 
