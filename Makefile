@@ -3,6 +3,8 @@
 #   make gradcheck     gradient-check each encoding: one table per encoding, non-zero on failure
 #   make experiments   install what is missing, build, run the whole study -> results/REPORT.md
 #   make demo          build, then train the small Chinese models of the guide (docs/guide.zh.md)
+#   make guide-figures  make demo, then every figure of the guides into docs/guide/, in English
+#                      (NAME.svg) and Chinese (NAME.zh.svg), from the same code and numbers
 #   make reference     one training step of a tiny model through the plain loops of
 #                      nn/gpt_reference.cpp and through the framework: both losses, the gradients'
 #                      differences (PE=none|learned|sinusoidal|rope|alibi|t5|kerple|fire|xpos,
@@ -39,7 +41,7 @@ TEST_ENV = env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=PASSIVE
 endif
 
 FUZZ_SECONDS ?= 60
-.PHONY: all deps deps-torch build test gradcheck reference reference-train test-portable demo experiments experiments-quick bench \
+.PHONY: all deps deps-torch build test gradcheck reference reference-train test-portable demo guide-figures experiments experiments-quick bench \
 	debug sanitize fuzz format clean gpu-bundle cuda-emu explorer
 
 all: build
@@ -126,6 +128,11 @@ experiments: build
 DEMO_STEPS ?= 200
 demo: build
 	scripts/demo.sh $(BUILD)/train/poslab $(DEMO_STEPS)
+
+# The guides' figures, both languages (scripts/guide_figures.sh): the formulas' figures and the
+# attention maps of the demo models; tests/cli/test_guide_figures.cpp checks what it writes.
+guide-figures: demo
+	scripts/guide_figures.sh $(BUILD)/train/poslab
 
 experiments-quick: demo
 	$(BUILD)/train/poslab experiments --quick --out results-quick --device $(DEVICE) $(if $(STEPS),--steps $(STEPS)) \

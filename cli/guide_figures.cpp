@@ -40,15 +40,20 @@ static std::vector<double> decay_distances() {
   return d;
 }
 
+// The Chinese figures write the guide's symbols (b the base, U_i the partial sums, Δ = m - n);
+// the English ones the names the code and the paper use (theta, S_j).
 LinePlot rope_decay_figure(const FigureOptions& o) {
+  const Lang l = o.lang;
   LinePlot p;
-  p.title = "RoPE's long-range decay, D = " + std::to_string(o.head_dim);
-  p.xlabel = "relative distance m - n";
-  p.ylabel = "relative upper bound (1/(D/2)) sum_j |S_j|";
+  p.title = in_lang(l, "RoPE's long-range decay, D = ", "RoPE 的远程衰减，D = ") +
+            std::to_string(o.head_dim);
+  p.xlabel = in_lang(l, "relative distance m - n", "相对距离 Δ = m − n");
+  p.ylabel =
+      in_lang(l, "relative upper bound (1/(D/2)) sum_j |S_j|", "相对上界 (1/(D/2)) Σ_i |U_i|");
   p.log_x = true;
   for (const double theta : {10000.0, 10.0}) {
     Series s;
-    s.label = theta == 10000 ? "theta = 10000" : "theta = 10";
+    s.label = in_lang(l, "theta = ", "b = ") + std::string(theta == 10000 ? "10000" : "10");
     s.markers = false;
     s.x = decay_distances();
     for (double r : s.x) s.y.push_back(rope_decay_bound(o.head_dim, theta, r));
@@ -60,13 +65,18 @@ LinePlot rope_decay_figure(const FigureOptions& o) {
   for (int64_t j = 1; j <= o.head_dim / 2; ++j)
     random_level += std::sqrt(M_PI * j) / 2 / (o.head_dim / 2);
   char at0[96], noise[96];
-  std::snprintf(at0, sizeof at0, "at distance 0: (D/2 + 1)/2 = %g", (o.head_dim / 2 + 1) / 2.0);
-  std::snprintf(noise, sizeof noise, "random phases: about %.2f", random_level);
+  std::snprintf(at0, sizeof at0,
+                in_lang(l, "at distance 0: (D/2 + 1)/2 = %g", "Δ = 0 处：(D/2 + 1)/2 = %g"),
+                (o.head_dim / 2 + 1) / 2.0);
+  std::snprintf(noise, sizeof noise, in_lang(l, "random phases: about %.2f", "相位随机时约为 %.2f"),
+                random_level);
   Series level;
   level.label = noise, level.color = "#999999", level.dashed = true, level.markers = false;
   level.x = {1, 4096}, level.y = {random_level, random_level};
   p.series.push_back(level);
-  p.notes = {at0, "S_j = sum over k < j of e^(i(m-n) theta_k)", "(RoFormer, section 3.4.3)"};
+  p.notes = {at0,
+             in_lang(l, "S_j = sum over k < j of e^(i(m-n) theta_k)", "U_i = Σ_{l<i} e^(jΔθ_l)"),
+             in_lang(l, "(RoFormer, section 3.4.3)", "见 RoFormer 论文第 3.4.3 节")};
   return p;
 }
 
@@ -111,8 +121,9 @@ static Series level(const std::string& label, double y, int64_t n, bool dashed) 
 
 static std::string dims_text(const FigureOptions& o) {
   char sub[96];
-  std::snprintf(sub, sizeof sub, "D = %lld, T0 = %lld, s = %g", (long long)o.head_dim,
-                (long long)o.train_len, o.factor);
+  std::snprintf(sub, sizeof sub,
+                in_lang(o.lang, "D = %lld, T0 = %lld, s = %g", "D = %lld，T0 = %lld，s = %g"),
+                (long long)o.head_dim, (long long)o.train_len, o.factor);
   return sub;
 }
 
@@ -127,12 +138,13 @@ static std::vector<double> turns_in_train_len(const FigureOptions& o) {
 // both panels (the palette's first four).
 struct DrawnScaling {
   ScalingKind kind;
-  const char *label, *color;
+  const char *label, *label_zh, *color;
 };
-static const DrawnScaling kDrawnScalings[] = {{ScalingKind::none, "plain RoPE", "#0072B2"},
-                                              {ScalingKind::linear, "linear (p / s)", "#D55E00"},
-                                              {ScalingKind::ntk, "ntk (theta')", "#009E73"},
-                                              {ScalingKind::yarn, "yarn (ramp)", "#CC79A7"}};
+static const DrawnScaling kDrawnScalings[] = {
+    {ScalingKind::none, "plain RoPE", "不缩放", "#0072B2"},
+    {ScalingKind::linear, "linear (p / s)", "linear（p / s）", "#D55E00"},
+    {ScalingKind::ntk, "ntk (theta')", "ntk（b′）", "#009E73"},
+    {ScalingKind::yarn, "yarn (ramp)", "yarn（斜坡）", "#CC79A7"}};
 
 static Series pair_series(const char* label, std::vector<double> y, bool dashed,
                           const char* color = "") {
@@ -148,12 +160,13 @@ using PerPairValues = std::vector<double> (*)(int64_t, double, ScalingKind, doub
 static LinePlot per_pair_plot(const std::string& title, const char* ylabel, const FigureOptions& o,
                               PerPairValues values, bool with_plain) {
   LinePlot p;
-  p.title = title + ", " + dims_text(o);
-  p.xlabel = "pair i (frequency theta^(-2i/D))", p.ylabel = ylabel;
+  p.title = title + in_lang(o.lang, ", ", "，") + dims_text(o);
+  p.xlabel = in_lang(o.lang, "pair i (frequency theta^(-2i/D))", "第 i 对（频率 θ_i = b^(−2i/D)）");
+  p.ylabel = ylabel;
   p.log_y = true;
   for (const DrawnScaling& k : kDrawnScalings)
     if (with_plain || k.kind != ScalingKind::none)
-      p.series.push_back(pair_series(k.label,
+      p.series.push_back(pair_series(in_lang(o.lang, k.label, k.label_zh),
                                      values(o.head_dim, o.theta, k.kind, o.factor, o.train_len),
                                      k.kind == ScalingKind::linear, k.color));
   return p;
@@ -161,34 +174,46 @@ static LinePlot per_pair_plot(const std::string& title, const char* ylabel, cons
 
 LinePlot rope_scaling_figure(const FigureOptions& o) {
   const int64_t D = o.head_dim, T0 = o.train_len;
-  LinePlot p = per_pair_plot("wavelength per rotation pair", "wavelength 2 pi / frequency", o,
+  const Lang l = o.lang;
+  LinePlot p = per_pair_plot(in_lang(l, "wavelength per rotation pair", "每一对的波长"),
+                             in_lang(l, "wavelength 2 pi / frequency", "波长 2π / 频率"), o,
                              rope_wavelengths, true);
   p.series.push_back(level("T0 = " + std::to_string(T0), T0, D / 2, false));
   char stretched[64];
-  std::snprintf(stretched, sizeof stretched, "s T0 = %g", o.factor * T0);
+  std::snprintf(stretched, sizeof stretched, in_lang(l, "s T0 = %g", "s·T0 = %g"), o.factor * T0);
   p.series.push_back(level(stretched, o.factor * T0, D / 2, true));
   char base[96];
-  std::snprintf(base, sizeof base, "ntk: theta' = %.0f = theta s^(D/(D-2))",
-                ntk_theta(o.theta, D, o.factor));
-  p.notes = {base, "yarn: pairs up to floor(d(32)) kept,", "from ceil(d(1)) on divided by s"};
+  std::snprintf(
+      base, sizeof base,
+      in_lang(l, "ntk: theta' = %.0f = theta s^(D/(D-2))", "ntk：b′ = %.0f = b·s^(D/(D−2))"),
+      ntk_theta(o.theta, D, o.factor));
+  p.notes = {base,
+             in_lang(l, "yarn: pairs up to floor(d(32)) kept,",
+                     "yarn：直到第 floor(d(32)) 对保持原频率，"),
+             in_lang(l, "from ceil(d(1)) on divided by s", "从第 ceil(d(1)) 对起除以 s")};
   return p;
 }
 
 LinePlot rope_overshoot_figure(const FigureOptions& o) {
   const int64_t D = o.head_dim, T0 = o.train_len;
-  LinePlot p =
-      per_pair_plot("angle overshoot per pair", "largest angle over s T0 / over T0 in training", o,
-                    rope_angle_overshoot, false);
+  const Lang l = o.lang;
+  LinePlot p = per_pair_plot(in_lang(l, "angle overshoot per pair", "每一对的角度超出倍数"),
+                             in_lang(l, "largest angle over s T0 / over T0 in training",
+                                     "最大角度之比：s·T0 内 / 训练时 T0 内"),
+                             o, rope_angle_overshoot, false);
   // The pair index where r_i = 1: to its left every angle was seen in training (a full turn).
   const double one_turn = D * std::log(T0 / (2 * M_PI)) / (2 * std::log(o.theta));
   if (one_turn > 0 && one_turn < D / 2 - 1) {
     Series turn;
-    turn.label = "r_i = 1: right of it, less than one turn in T0";
+    turn.label = in_lang(l, "r_i = 1: right of it, less than one turn in T0",
+                         "r_i = 1：右边的对在 T0 内转不满一圈");
     turn.color = "#999999", turn.markers = false;
     turn.x = {one_turn, one_turn}, turn.y = {1, o.factor};
     p.series.push_back(turn);
   }
-  p.notes = {"ntk: s^(1 - 2i/(D-2))", "linear: 1", "yarn: s keep_i + 1 - keep_i"};
+  p.notes = {in_lang(l, "ntk: s^(1 - 2i/(D-2))", "ntk：s^(1 − 2i/(D−2))"),
+             in_lang(l, "linear: 1", "linear：1"),
+             in_lang(l, "yarn: s keep_i + 1 - keep_i", "yarn：s·γ_i + 1 − γ_i")};
   return p;
 }
 
@@ -217,16 +242,26 @@ static std::string stack_svgs(const std::string& top, const std::string& bottom)
 
 LinePlot yarn_ramp_figure(const FigureOptions& o) {
   const int64_t D = o.head_dim, T0 = o.train_len;
+  const Lang l = o.lang;
   char sub[96];
-  std::snprintf(sub, sizeof sub, "D = %lld, T0 = %lld", (long long)D, (long long)T0);
+  std::snprintf(sub, sizeof sub, in_lang(l, "D = %lld, T0 = %lld", "D = %lld，T0 = %lld"),
+                (long long)D, (long long)T0);
   LinePlot p;
-  p.title = std::string("YaRN: share of each pair's frequency kept, ") + sub;
-  p.xlabel = "pair i", p.ylabel = "keep_i (1: as trained, 0: divided by s)";
-  p.series.push_back(
-      pair_series("deployed (code, HF, vLLM): linear in i", yarn_keep(D, o.theta, T0), false));
-  p.series.push_back(pair_series("paper: linear in r_i", yarn_keep_paper(D, o.theta, T0), true));
-  p.notes = {"r_i: the turns of pair i over T0", "deployed: from pair floor(d(32)) to ceil(d(1)),",
-             "d(n): the pair with r_i = n"};
+  p.title =
+      in_lang(l, "YaRN: share of each pair's frequency kept, ", "YaRN：每一对保留原频率的份额，") +
+      std::string(sub);
+  p.xlabel = in_lang(l, "pair i", "第 i 对");
+  p.ylabel =
+      in_lang(l, "keep_i (1: as trained, 0: divided by s)", "γ_i（1：训练时的频率，0：除以 s）");
+  p.series.push_back(pair_series(in_lang(l, "deployed (code, HF, vLLM): linear in i",
+                                         "部署版（参考代码、HF、vLLM）：随 i 线性变化"),
+                                 yarn_keep(D, o.theta, T0), false));
+  p.series.push_back(pair_series(in_lang(l, "paper: linear in r_i", "论文版：随 r_i 线性变化"),
+                                 yarn_keep_paper(D, o.theta, T0), true));
+  p.notes = {in_lang(l, "r_i: the turns of pair i over T0", "r_i：第 i 对在 T0 内转的圈数"),
+             in_lang(l, "deployed: from pair floor(d(32)) to ceil(d(1)),",
+                     "部署版的斜坡从第 floor(d(32)) 对到第 ceil(d(1)) 对，"),
+             in_lang(l, "d(n): the pair with r_i = n", "d(r)：在 T0 内恰好转 r 圈的那一对")};
   return p;
 }
 
@@ -269,15 +304,21 @@ static std::string yarn_ramp_table(const FigureOptions& o) {
 // ---------------------------------------------------------------- ALiBi's recency prior
 
 LinePlot alibi_bias_figure(const FigureOptions& o) {
+  const Lang l = o.lang;
   LinePlot p;
-  p.title = "ALiBi: a fixed recency prior per head, H = " + std::to_string(o.heads);
-  p.xlabel = "distance i - j", p.ylabel = "bias -m_h (i - j) added to the score";
+  p.title = in_lang(l, "ALiBi: a fixed recency prior per head, H = ",
+                    "ALiBi：每个头一个固定的距离先验，H = ") +
+            std::to_string(o.heads);
+  p.xlabel = in_lang(l, "distance i - j", "距离 Δ = m − n");
+  p.ylabel = in_lang(l, "bias -m_h (i - j) added to the score", "加到分数上的偏置 −m_h·Δ");
   const std::vector<double> slopes = alibi_slopes(o.heads);
   for (size_t h = 0; h < slopes.size(); ++h) {
     Series s;
-    char label[96];
-    std::snprintf(label, sizeof label, "head %zu, m = %s: weight halves every %.3g", h,
-                  alibi_slope_text(slopes[h]).c_str(), std::log(2.0) / slopes[h]);
+    char label[128];
+    std::snprintf(
+        label, sizeof label,
+        in_lang(l, "head %zu, m = %s: weight halves every %.3g", "头 %zu，m_h = %s：半衰距离 %.3g"),
+        h, alibi_slope_text(slopes[h]).c_str(), std::log(2.0) / slopes[h]);
     s.label = label, s.markers = false;
     for (int64_t d = 0; d <= 2 * o.train_len; ++d) {
       s.x.push_back(static_cast<double>(d));
@@ -285,19 +326,23 @@ LinePlot alibi_bias_figure(const FigureOptions& o) {
     }
     p.series.push_back(s);
   }
-  p.notes = {"softmax turns the bias into a factor e^(-m d)",
-             "on the key's weight; m_h = 2^(-8(h+1)/H)"};
+  p.notes = {in_lang(l, "softmax turns the bias into a factor e^(-m d)",
+                     "softmax 把偏置变成 key 权重上的因子 e^(−m_h·Δ)"),
+             in_lang(l, "on the key's weight; m_h = 2^(-8(h+1)/H)", "m_h = 2^(−8(h+1)/H)")};
   return p;
 }
 
 // ---------------------------------------------------------------- what counting reaches
 
-LinePlot ngram_figure(const std::vector<NgramRow>& rows, const std::string& data_dir) {
+LinePlot ngram_figure(const std::vector<NgramRow>& rows, const std::string& data_dir, Lang l) {
   LinePlot p;
-  p.title = "add-k n-gram models of " + data_dir;
-  p.xlabel = "n (the next character from the n - 1 before it)", p.ylabel = "val loss (nats)";
+  p.title =
+      l == Lang::zh ? data_dir + " 上的 add-k n-gram 模型" : "add-k n-gram models of " + data_dir;
+  p.xlabel = in_lang(l, "n (the next character from the n - 1 before it)",
+                     "n（由前 n − 1 个字符预测下一个字符）");
+  p.ylabel = in_lang(l, "val loss (nats)", "验证集损失（nats）");
   Series s;
-  s.label = "k chosen on the last 10% of train";
+  s.label = in_lang(l, "k chosen on the last 10% of train", "k 在训练集的最后 10% 上选定");
   for (const NgramRow& row : rows) {
     s.x.push_back(static_cast<double>(row.n));
     s.y.push_back(row.val_loss);
@@ -306,7 +351,8 @@ LinePlot ngram_figure(const std::vector<NgramRow>& rows, const std::string& data
     s.point_labels.push_back(k);
   }
   p.series.push_back(s);
-  p.notes = {"P(w | h) = (c(h w) + k) / (c(h) + k V)", "(train/study/ngram.h)"};
+  p.notes = {"P(w | h) = (c(h w) + k) / (c(h) + k V)",
+             in_lang(l, "(train/study/ngram.h)", "代码见 train/study/ngram.h")};
   return p;
 }
 
@@ -336,7 +382,8 @@ GuideFigure make_guide_figure(const std::string& name, const FigureOptions& o) {
   if (name == "ngram") {
     if (o.data_dir.empty()) fail("figure ngram: expected --data DIR, a prepared corpus");
     const std::vector<NgramRow> rows = ngram_rows(o.data_dir, o.data_dir);
-    return {render_line_plot(ngram_figure(rows, o.data_dir)), ngram_table(rows, o.data_dir)};
+    return {render_line_plot(ngram_figure(rows, o.data_dir, o.lang)),
+            ngram_table(rows, o.data_dir)};
   }
   if (std::optional<GuideFigure> v5 = make_v5_figure(name, o)) return *v5;
   fail("figure: unknown figure '", name,
@@ -353,13 +400,14 @@ int cmd_figure(int argc, char** argv) {
   if (argc > 0 && argv[0][0] != '-') name = argv[0], --argc, ++argv;
   Args a(
       "figure NAME",
-      {{"out", "FILE  the SVG to write (default NAME.svg)"},
+      {{"out", "FILE  the SVG to write (default NAME.svg, NAME.zh.svg with --lang zh)"},
        {"head-dim", "D  rotated dims of a head: rope-decay, rope-scaling, yarn-ramp (default 16)"},
        {"train-len", "T0  training length: rope-scaling, yarn-ramp, alibi-bias (default 64)"},
        {"factor", "S  scaling factor s: rope-scaling (default 4)"},
        {"theta", "X  RoPE base: rope-scaling, yarn-ramp (default 10000)"},
        {"heads", "H  heads: alibi-bias (default 4)"},
-       {"data", "DIR  a prepared corpus: ngram"}},
+       {"data", "DIR  a prepared corpus: ngram"},
+       {"lang", "en|zh  the language of the figure's words (default en)"}},
       argc, argv);
   if (a.help()) {
     std::printf(
@@ -378,8 +426,9 @@ int cmd_figure(int argc, char** argv) {
   o.theta = a.number("theta", o.theta, 1.0001, 1e12);
   o.heads = a.integer("heads", o.heads, 1, 64);
   o.data_dir = a.str("data", "");
+  o.lang = parse_lang(a.str("lang", "en"), "--lang");
   const GuideFigure fig = make_guide_figure(name, o);  // checks the name before writing
-  const std::string out = a.str("out", name + ".svg");
+  const std::string out = a.str("out", name + (o.lang == Lang::zh ? ".zh.svg" : ".svg"));
   const std::filesystem::path dir = std::filesystem::path(out).parent_path();
   if (!dir.empty()) std::filesystem::create_directories(dir);
   write_file_atomic(out, fig.svg);

@@ -49,6 +49,7 @@ struct FigureOptions {
   double theta = 10000;    // rope-scaling's base
   int64_t heads = 4;       // H, alibi-bias
   std::string data_dir;    // ngram: a prepared corpus (train.bin, val.bin, vocab.json)
+  Lang lang = Lang::en;    // the language of the figure's words (the printed table stays English)
 };
 
 // (1/(D/2)) sum_{j=1}^{D/2} |S_j|, S_j = sum_{k<j} e^{i r w_k}, w_k = theta^(-2k/D). At r = 0
@@ -70,7 +71,8 @@ LinePlot rope_scaling_figure(const FigureOptions& o);    // the wavelengths
 LinePlot rope_overshoot_figure(const FigureOptions& o);  // the angle overshoot
 LinePlot yarn_ramp_figure(const FigureOptions& o);
 LinePlot alibi_bias_figure(const FigureOptions& o);
-LinePlot ngram_figure(const std::vector<NgramRow>& rows, const std::string& data_dir);
+LinePlot ngram_figure(const std::vector<NgramRow>& rows, const std::string& data_dir,
+                      Lang lang = Lang::en);
 // Figure `name` (rope-decay, rope-scaling, yarn-ramp, alibi-bias, ngram): its SVG, and the
 // numbers drawn as the command prints them before "wrote FILE", one line a pair (rope-scaling,
 // yarn-ramp) or an n (ngram); "" for the others. Throws naming the valid ones.
@@ -80,7 +82,8 @@ struct GuideFigure {
 GuideFigure make_guide_figure(const std::string& name, const FigureOptions& o);
 std::string render_guide_figure(const std::string& name, const FigureOptions& o);  // its svg
 
-// `poslab figure NAME [--out FILE.svg] [flags]` (docs/cli.md); returns the exit code.
+// `poslab figure NAME [--out FILE.svg] [--lang en|zh] [flags]` (docs/cli.md); returns the exit
+// code. --lang zh draws the same figure with Chinese words, by default into NAME.zh.svg.
 int cmd_figure(int argc, char** argv);
 
 }  // namespace poslab

@@ -31,27 +31,28 @@ static std::vector<double> distances(double max, double step) {
 // Three heads' (κ, η), whose ALiBi slopes κ η are three of ALiBi's four at H = 4: 1/4, 1/16, 1/256.
 struct KerpleSetting {
   double kappa, eta;
-  const char* label;  // "κ = 2, η = 1/8"
-  const char* slope;  // κ η: "1/4"
+  const char *label, *label_zh;  // "κ = 2, η = 1/8"
+  const char* slope;             // κ η: "1/4"
 };
-static const KerpleSetting kKerple[] = {{2.0, 1.0 / 8, "κ = 2, η = 1/8", "1/4"},
-                                        {1.0, 1.0 / 16, "κ = 1, η = 1/16", "1/16"},
-                                        {0.5, 1.0 / 128, "κ = 1/2, η = 1/128", "1/256"}};
+static const KerpleSetting kKerple[] = {
+    {2.0, 1.0 / 8, "κ = 2, η = 1/8", "κ = 2，η = 1/8", "1/4"},
+    {1.0, 1.0 / 16, "κ = 1, η = 1/16", "κ = 1，η = 1/16", "1/16"},
+    {0.5, 1.0 / 128, "κ = 1/2, η = 1/128", "κ = 1/2，η = 1/128", "1/256"}};
 // ALiBi's lines fall without end; below this they leave the plot, so that the curves stay
 // readable (at Δ = 512 the steepest line is at -128, the log at -8.3).
 constexpr double kKerpleFloor = -10;
 
-LinePlot kerple_kernel_figure() {
+LinePlot kerple_kernel_figure(Lang l) {
   LinePlot p;
-  p.title = "KERPLE's log kernel and ALiBi's line";
-  p.xlabel = "distance Δ = m - n";
-  p.ylabel = "bias added to the score";
+  p.title = in_lang(l, "KERPLE's log kernel and ALiBi's line", "KERPLE 的对数核和 ALiBi 的直线");
+  p.xlabel = in_lang(l, "distance Δ = m - n", "距离 Δ = m − n");
+  p.ylabel = in_lang(l, "bias added to the score", "加到分数上的偏置");
   const char* colors[] = {"#0072B2", "#D55E00", "#009E73"};
   for (int k = 0; k < 3; ++k) {
     const KerpleSetting& s = kKerple[k];
     Series log_s, line;
-    log_s.label = std::string("KERPLE ") + s.label;
-    line.label = std::string("ALiBi, slope κ η = ") + s.slope;
+    log_s.label = std::string("KERPLE ") + in_lang(l, s.label, s.label_zh);
+    line.label = in_lang(l, "ALiBi, slope κ η = ", "ALiBi，斜率 κ·η = ") + std::string(s.slope);
     log_s.color = line.color = colors[k];
     line.dashed = true;
     log_s.markers = line.markers = false;
@@ -62,8 +63,10 @@ LinePlot kerple_kernel_figure() {
     }
     p.series.push_back(log_s), p.series.push_back(line);
   }
-  p.notes = {"-κ ln(1 + η Δ) starts on the line -κ η Δ", "and bends away once η Δ > 1",
-             "the lines go on below -10"};
+  p.notes = {
+      in_lang(l, "-κ ln(1 + η Δ) starts on the line -κ η Δ", "−κ·ln(1 + η·Δ) 从直线 −κ·η·Δ 出发，"),
+      in_lang(l, "and bends away once η Δ > 1", "η·Δ 过了 1 就弯开"),
+      in_lang(l, "the lines go on below -10", "直线在 −10 以下不再画出")};
   return p;
 }
 
@@ -113,28 +116,39 @@ static PropePairs prope_pairs(const FigureOptions& o) {
 LinePlot prope_pairs_figure(const FigureOptions& o) {
   const int64_t D = o.head_dim, half = D / 2;
   const PropePairs pp = prope_pairs(o);
+  const Lang l = o.lang;
   LinePlot p;
-  p.title = fmt("Which pairs turn at 7/16, D = %g: p-RoPE and --rope-fraction", double(D));
-  p.xlabel = "pair i (0 = fastest)";
-  p.ylabel = "wavelength 2 pi / theta_i (positions)";
+  p.title = fmt(in_lang(l, "Which pairs turn at 7/16, D = %g: p-RoPE and --rope-fraction",
+                        "比例 7/16 时哪些对在转，D = %g：p-RoPE 和 --rope-fraction"),
+                double(D));
+  p.xlabel = in_lang(l, "pair i (0 = fastest)", "第 i 对（0 最快）");
+  p.ylabel = in_lang(l, "wavelength 2 pi / theta_i (positions)", "波长 2π/θ_i（位置数）");
   p.log_y = true;
   std::vector<double> idx;
   for (int64_t i = 0; i < half; ++i) idx.push_back(double(i));
   std::vector<double> fidx(idx.begin(), idx.begin() + pp.r / 2);
   std::vector<double> fwl(pp.fraction.begin(), pp.fraction.begin() + pp.r / 2);
-  Series a{"RoPE: every pair", idx, pp.plain, "#999999"};
-  Series b{"--rope-proportion 7/16: pairs from K on never turn", idx, pp.kept, "#0072B2"};
-  Series c{"--rope-fraction 7/16: fewer dims, frequencies spread", fidx, fwl, "#D55E00"};
+  Series a{in_lang(l, "RoPE: every pair", "RoPE：每一对都转"), idx, pp.plain, "#999999"};
+  Series b{in_lang(l, "--rope-proportion 7/16: pairs from K on never turn",
+                   "--rope-proportion 7/16：从第 K 对起不转"),
+           idx, pp.kept, "#0072B2"};
+  Series c{in_lang(l, "--rope-fraction 7/16: fewer dims, frequencies spread",
+                   "--rope-fraction 7/16：转的维度少，频率重新铺开"),
+           fidx, fwl, "#D55E00"};
   Series t0{fmt("T0 = %g", double(o.train_len)),
             {0, double(half - 1)},
             {double(o.train_len), double(o.train_len)},
             "#000000"};
   t0.dashed = true, t0.markers = false;
   p.series = {a, b, c, t0};
-  p.notes = {fmt("proportion: K = %g pairs keep their frequency,", double(pp.K)),
-             fmt("the other %g never turn", double(half - pp.K)),
-             fmt("fraction: %g dims turn, the slowest pair", double(pp.r)),
-             fmt("has a wavelength of %.0f", pp.fraction[pp.r / 2 - 1])};
+  p.notes = {fmt(in_lang(l, "proportion: K = %g pairs keep their frequency,",
+                         "p-RoPE：K = %g 对保留原频率，"),
+                 double(pp.K)),
+             fmt(in_lang(l, "the other %g never turn", "其余 %g 对不转"), double(half - pp.K)),
+             fmt(in_lang(l, "fraction: %g dims turn, the slowest pair",
+                         "--rope-fraction：转 %g 维，最慢的一对"),
+                 double(pp.r)),
+             fmt(in_lang(l, "has a wavelength of %.0f", "波长是 %.0f"), pp.fraction[pp.r / 2 - 1])};
   return p;
 }
 
@@ -156,13 +170,16 @@ static std::string prope_table(const FigureOptions& o) {
 LinePlot xpos_decay_figure(const FigureOptions& o) {
   const int64_t D = o.head_dim;
   const std::vector<double> zeta = xpos_zeta(D);
+  const Lang l = o.lang;
   LinePlot p;
-  p.title = fmt("xPos: the factor on pair i's share of q.k, D = %g, scale base 512", double(D));
-  p.xlabel = "distance Δ = m - n";
-  p.ylabel = "zeta_i^(Δ/512)";
+  p.title = fmt(in_lang(l, "xPos: the factor on pair i's share of q.k, D = %g, scale base 512",
+                        "xPos：q·k 里第 i 对那一项乘的因子，D = %g，scale base 512"),
+                double(D));
+  p.xlabel = in_lang(l, "distance Δ = m - n", "距离 Δ = m − n");
+  p.ylabel = in_lang(l, "zeta_i^(Δ/512)", "ζ_i^(Δ/512)");
   for (int64_t i : {int64_t(0), D / 4, D / 2 - 1}) {
     Series s;
-    s.label = fmt("pair %g: zeta = %.3f", double(i), zeta[i]);
+    s.label = fmt(in_lang(l, "pair %g: zeta = %.3f", "第 %g 对：ζ_i = %.3f"), double(i), zeta[i]);
     s.markers = false;
     for (double n : distances(1024, 4)) s.x.push_back(n), s.y.push_back(std::pow(zeta[i], n / 512));
     p.series.push_back(s);
@@ -173,7 +190,8 @@ LinePlot xpos_decay_figure(const FigureOptions& o) {
             "#000000"};
   t0.dashed = true, t0.markers = false;
   p.series.push_back(t0);
-  p.notes = {"zeta_i = (2i/D + 0.4) / 1.4", "the fast pairs are damped most"};
+  p.notes = {in_lang(l, "zeta_i = (2i/D + 0.4) / 1.4", "ζ_i = (2i/D + 0.4) / 1.4"),
+             in_lang(l, "the fast pairs are damped most", "快的对衰减得最多")};
   return p;
 }
 
@@ -225,20 +243,28 @@ static Ramps ramps(const FigureOptions& o) {
 LinePlot rope_ramps_figure(const FigureOptions& o) {
   const int64_t D = o.head_dim, T0 = o.train_len;
   const Ramps r = ramps(o);
+  const Lang l = o.lang;
   LinePlot p;
-  p.title = fmt("Which pairs a scaling stretches: D = %g, T0 = %g, s = %g", double(D), double(T0),
-                o.factor);
-  p.xlabel = "pair i (0 = fastest)";
-  p.ylabel = "share of the original frequency kept";
+  p.title = fmt(in_lang(l, "Which pairs a scaling stretches: D = %g, T0 = %g, s = %g",
+                        "缩放拉长了哪些对：D = %g，T0 = %g，s = %g"),
+                double(D), double(T0), o.factor);
+  p.xlabel = in_lang(l, "pair i (0 = fastest)", "第 i 对（0 最快）");
+  p.ylabel = in_lang(l, "share of the original frequency kept", "保留原频率的份额 γ_i");
   std::vector<double> idx;
   for (int64_t i = 0; i < D / 2; ++i) idx.push_back(double(i));
-  p.series = {{"YaRN as deployed (truncate)", idx, r.deployed, "#0072B2"},
-              {"YaRN truncate = false (gpt-oss)", idx, r.untruncated, "#56B4E9"},
-              {"YaRN paper (linear in turns)", idx, r.paper, "#009E73"},
-              {"Llama 3 (lff 1, hff 4)", idx, r.llama3, "#D55E00"}};
+  p.series = {
+      {in_lang(l, "YaRN as deployed (truncate)", "YaRN 部署版（两端取整）"), idx, r.deployed,
+       "#0072B2"},
+      {in_lang(l, "YaRN truncate = false (gpt-oss)", "YaRN truncate = false（gpt-oss）"), idx,
+       r.untruncated, "#56B4E9"},
+      {in_lang(l, "YaRN paper (linear in turns)", "YaRN 论文版（随圈数线性变化）"), idx, r.paper,
+       "#009E73"},
+      {in_lang(l, "Llama 3 (lff 1, hff 4)", "Llama 3（lff 1，hff 4）"), idx, r.llama3, "#D55E00"}};
   p.series[1].dashed = true;
-  p.notes = {"1: the pair keeps its frequency", "0: its frequency is divided by s",
-             "Llama 3: linear in turns, from 1 to 4"};
+  p.notes = {in_lang(l, "1: the pair keeps its frequency", "1：这一对保持原频率"),
+             in_lang(l, "0: its frequency is divided by s", "0：频率除以 s"),
+             in_lang(l, "Llama 3: linear in turns, from 1 to 4",
+                     "Llama 3：在 1 到 4 圈之间随圈数线性变化")};
   return p;
 }
 
@@ -255,7 +281,7 @@ static std::string ramps_table(const FigureOptions& o) {
 
 std::optional<GuideFigure> make_v5_figure(const std::string& name, const FigureOptions& o) {
   if (name == "kerple-kernel")
-    return GuideFigure{render_line_plot(kerple_kernel_figure()), kerple_table()};
+    return GuideFigure{render_line_plot(kerple_kernel_figure(o.lang)), kerple_table()};
   if (name == "prope-pairs")
     return GuideFigure{render_line_plot(prope_pairs_figure(o)), prope_table(o)};
   if (name == "xpos-decay")

@@ -25,7 +25,7 @@ namespace poslab {
 // The figure `name` if it is one of the four above, else nullopt.
 std::optional<GuideFigure> make_v5_figure(const std::string& name, const FigureOptions& o);
 
-LinePlot kerple_kernel_figure();
+LinePlot kerple_kernel_figure(Lang lang = Lang::en);
 LinePlot prope_pairs_figure(const FigureOptions& o);
 LinePlot xpos_decay_figure(const FigureOptions& o);
 LinePlot rope_ramps_figure(const FigureOptions& o);

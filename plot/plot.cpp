@@ -231,6 +231,12 @@ std::string render_scatter(const ScatterPlot& p) {
   return render_xy(xy, p.equal_aspect, circles, p.connect ? "series faint" : nullptr);
 }
 
+Lang parse_lang(const std::string& name, const std::string& flag) {
+  if (name == "en") return Lang::en;
+  if (name == "zh") return Lang::zh;
+  throw std::invalid_argument(flag + ": expected en or zh, but got '" + name + "'");
+}
+
 void write_text_file(const std::string& path, const std::string& text) {
   std::ofstream file(path, std::ios::binary);
   if (!file || !file.write(text.data(), static_cast<std::streamsize>(text.size()))) {

@@ -13,6 +13,9 @@
 //   - Non-finite values (NaN, ±inf) are skipped: a line plot shows a gap, a heatmap an empty
 //     cell. On a log axis, values <= 0 are skipped the same way.
 //   - All text (titles, labels, legend entries, colours) is XML-escaped; UTF-8 passes through.
+//     The stylesheet names CJK fonts first, so Chinese text renders wherever the reader has one.
+//   - Legible where people read it: GitHub shows an image at most kReadableWidth px wide and
+//     shrinks a wider one, its 11 px text with it. A figure of many panels keeps within it.
 //   - Series without a colour take the next colour of the Okabe–Ito palette, which stays
 //     distinguishable under the common forms of colour blindness; `dashed` adds a second cue.
 //   - A series may carry an interval per point (lo, hi): drawn as a shaded band around its
@@ -43,6 +46,20 @@
 #include <vector>
 
 namespace poslab {
+
+// The widest an image is shown in GitHub's content column (px): a wider SVG is scaled down, so
+// text of size f in an SVG of width w reads as f * min(1, kReadableWidth / w) px.
+constexpr double kReadableWidth = 830;
+
+// The language of a figure's words. The guide's figures come in both (docs/guide/NAME.svg and
+// NAME.zh.svg) from the same code and numbers; each text is written once per language, side by
+// side: in_lang(lang, "pair i", "第 i 对").
+enum class Lang { en, zh };
+inline const char* in_lang(Lang lang, const char* en, const char* zh) {
+  return lang == Lang::zh ? zh : en;
+}
+// "en" or "zh" (a --lang flag's value); throws std::invalid_argument naming `flag` otherwise.
+Lang parse_lang(const std::string& name, const std::string& flag);
 
 // One curve or point set. x and y must have the same length.
 struct Series {
@@ -105,10 +122,13 @@ std::string render_heatmap(const Heatmap& map);
 
 // Small multiples, e.g. attention maps per scheme: `panels` left to right, top to bottom in
 // `columns` columns, each in a cell as large as the largest panel's width x height (set them
-// to ~300), under `title` and beside one shared colour bar. Comparing colours across panels
-// only makes sense on one scale, so every panel must have the same vmin, vmax and sqrt_scale.
+// to ~300), under `title` and its `notes` (lines of how to read it, centred under the title)
+// and beside one shared colour bar, kColorBarRoom px wide with its labels. Comparing colours
+// across panels only makes sense on one scale, so every panel must have the same vmin, vmax and
+// sqrt_scale. The figure widens to fit a title or note longer than the panels are wide.
+constexpr double kColorBarRoom = 78;
 std::string render_heatmap_grid(const std::string& title, const std::vector<Heatmap>& panels,
-                                int columns);
+                                int columns, const std::vector<std::string>& notes = {});
 
 // Writes text to a file; throws std::runtime_error naming the path if it cannot.
 void write_text_file(const std::string& path, const std::string& text);

@@ -76,8 +76,9 @@ Frame draw_heatmap(std::string& out, const Heatmap& m, double width, const char*
 
 // A vertical bar, kBarWidth wide, kBarGap right of the matrix: the viridis gradient from vmin
 // (bottom) to vmax (top), labelled on its right with the nice ticks inside [vmin, vmax].
-// kBarRoom is the width it needs, labels included.
+// kBarRoom is the width it needs, labels included (plot.h's kColorBarRoom).
 constexpr double kBarGap = 14, kBarWidth = 14, kBarRoom = kBarGap + kBarWidth + 50;
+static_assert(kBarRoom == kColorBarRoom);
 
 void draw_colorbar(std::string& out, double x, double top, double bottom, const Heatmap& m) {
   const double vmin = m.vmin, vmax = m.vmax;
@@ -119,7 +120,7 @@ std::string render_heatmap(const Heatmap& m) {
 }
 
 std::string render_heatmap_grid(const std::string& title, const std::vector<Heatmap>& panels,
-                                int columns) {
+                                int columns, const std::vector<std::string>& notes) {
   require(!panels.empty() && columns >= 1,
           "render_heatmap_grid: expected at least one panel and one column, but got " +
               std::to_string(panels.size()) + " panels and " + std::to_string(columns) +
@@ -130,14 +131,15 @@ std::string render_heatmap_grid(const std::string& title, const std::vector<Heat
             "render_heatmap_grid: expected every panel on the colour scale of '" + panels[0].title +
                 "', but '" + p.title + "' has its own vmin, vmax or sqrt_scale");
   }
-  // Every panel gets a cell as large as the largest panel, below a 36 px title row. The
-  // shared colour bar stands kBarGap right of the rightmost matrix and spans the matrices from
-  // the first row to the last, so the panels are drawn first to find where those lie.
+  // Every panel gets a cell as large as the largest panel, below a 36 px title row and an 18 px
+  // row per note. The shared colour bar stands kBarGap right of the rightmost matrix and spans
+  // the matrices from the first row to the last, so the panels are drawn first to find where
+  // those lie.
   double cw = 0, ch = 0;
   for (const auto& p : panels) cw = std::max(cw, p.width), ch = std::max(ch, p.height);
   const size_t ncol = std::min<size_t>(columns, panels.size());
   const size_t nrow = (panels.size() + ncol - 1) / ncol;
-  const double head = title.empty() ? 0 : 36;
+  const double head = (title.empty() ? 0 : 36) + 18.0 * notes.size();
   std::string body;
   double bar_x = 0, bar_top = INFINITY, bar_bottom = 0;
   for (size_t k = 0; k < panels.size(); ++k) {
@@ -148,9 +150,15 @@ std::string render_heatmap_grid(const std::string& title, const std::vector<Heat
     bar_x = std::max(bar_x, ox + f.right + kBarGap);
     bar_top = std::min(bar_top, oy + f.top), bar_bottom = std::max(bar_bottom, oy + f.bottom);
   }
-  const double width = bar_x - kBarGap + kBarRoom;
+  // Wide enough for the panels and the bar, and for the title (15 px) and notes (12.5 px) with
+  // 10 px to spare each side; the panels stay on the left.
+  double width = bar_x - kBarGap + kBarRoom;
+  width = std::max(width, text_width(title, 15) + 20);
+  for (const std::string& n : notes) width = std::max(width, text_width(n, 12.5) + 20);
   std::string out = svg_open(width, head + nrow * ch);
   if (!title.empty()) text(out, width / 2, 26, title, "title middle");
+  for (size_t i = 0; i < notes.size(); ++i)
+    text(out, width / 2, (title.empty() ? 14 : 50) + 18.0 * i, notes[i], "label middle note");
   out += body;
   draw_colorbar(out, bar_x, bar_top, bar_bottom, panels[0]);
   return out + "</svg>\n";

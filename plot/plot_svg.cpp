@@ -91,9 +91,11 @@ void line(std::string& out, double x1, double y1, double x2, double y2, const ch
 // One stylesheet per figure gives each class of element its look, so elements carry only their
 // geometry, colour and class. The CJK fonts come first: a renderer takes each glyph from the
 // first listed font that has it, and not every renderer falls back to a CJK font by itself
-// (Chinese tokens then show as boxes). Both CJK fonts carry Latin glyphs too.
+// (Chinese tokens then show as boxes). One for each system a reader may have: Noto Sans CJK and
+// its twin Source Han Sans (Linux, Android), PingFang (macOS, iOS), Microsoft YaHei (Windows),
+// WenQuanYi (older Linux). Each carries Latin glyphs too.
 constexpr const char* kStyle = R"(<style>
-text { font-family: 'Noto Sans CJK SC', 'WenQuanYi Micro Hei', 'DejaVu Sans', Helvetica, Arial, sans-serif; font-size: 11px; fill: #222 }
+text { font-family: 'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', 'Microsoft YaHei', 'WenQuanYi Micro Hei', 'DejaVu Sans', Helvetica, Arial, sans-serif; font-size: 11px; fill: #222 }
 .title { font-size: 15px; font-weight: bold }  .panel-title { font-size: 13px; font-weight: bold }
 .label { font-size: 12.5px }  .exp { font-size: 8px }
 .middle { text-anchor: middle }  .end { text-anchor: end }

@@ -135,11 +135,13 @@ std::string show_token(const std::string& token) {
   return token;
 }
 
-std::string head_label(const GPTConfig& c, int64_t h) {
+std::string head_label(const GPTConfig& c, int64_t h, Lang lang) {
+  const std::string n = std::to_string(h);
   if (c.pe.kind == PeKind::alibi)
-    return "head " + std::to_string(h) + ", m = " + alibi_slope_text(alibi_slopes(c.n_head).at(h));
-  if (c.pe.kind == PeKind::t5) return "T5 head " + std::to_string(h);
-  return "head " + std::to_string(h);
+    return in_lang(lang, "head ", "头 ") + n + in_lang(lang, ", m = ", "，m = ") +
+           alibi_slope_text(alibi_slopes(c.n_head).at(h));
+  if (c.pe.kind == PeKind::t5) return in_lang(lang, "T5 head ", "T5 头 ") + n;
+  return in_lang(lang, "head ", "头 ") + n;
 }
 
 // One panel: the weights of layer l, head h of m at the positions order[0..n-1] of its text
@@ -175,17 +177,55 @@ static Heatmap difference(const Heatmap& a, const Heatmap& b, Heatmap rest) {
   return rest;
 }
 
+// The grid keeps within kReadableWidth (plot.h), where GitHub shows its 11 px text at 11 px:
+// the most columns c that divide H (each text's heads wrap alike) and leave cells of kMinCell
+// px, then cells as large as that width allows, up to kMaxCell. A panel is its T x T cells and
+// margins: kPanelMarginW for a one-character tick label left and half of one right,
+// kPanelMarginH for the panel's title above and the tick labels below (plot_svg's frame_for).
+constexpr double kMinCell = 18, kMaxCell = 40, kPanelMarginW = 50, kPanelMarginH = 72;
+
+struct PanelLayout {
+  int64_t columns;
+  double cell;
+};
+
+static PanelLayout panel_layout(int64_t T, int64_t H) {
+  const double room = kReadableWidth - kColorBarRoom;
+  const auto cell_for = [&](int64_t c) { return (room / c - kPanelMarginW) / T; };
+  int64_t c = H;
+  while (c > 1 && (H % c != 0 || cell_for(c) < kMinCell)) --c;
+  return {c, std::min(kMaxCell, cell_for(c))};
+}
+
+// The lines under the title: which text is which, and how to read a panel.
+static std::vector<std::string> attention_notes(const std::vector<AttentionMaps>& texts,
+                                                bool permuted, Lang lang) {
+  std::vector<std::string> notes;
+  if (texts.size() > 1) {
+    std::string ab = "A = " + texts[0].text + in_lang(lang, ", B = ", "，B = ") + texts[1].text;
+    if (permuted)
+      ab += in_lang(lang, ": B drawn in A's order, |A-B| their difference",
+                    "：B 按 A 的字符顺序画出，|A-B| 是两者之差");
+    notes.push_back(ab);
+  }
+  notes.push_back(in_lang(lang,
+                          "rows: queries, columns: keys; colour by the square root of the weight",
+                          "行是 query，列是 key；颜色按权重的平方根"));
+  return notes;
+}
+
 std::string attention_svg(const std::vector<AttentionMaps>& texts, const std::string& title,
-                          const std::vector<std::string>& head_labels) {
+                          const std::vector<std::string>& head_labels, Lang lang) {
   const AttentionMaps& a = texts.at(0);
   const std::vector<int64_t> identity = positions(a.size());
   // B in A's order when it is a permutation of A; otherwise in its own, and no difference.
   std::optional<std::vector<int64_t>> pi;
   if (texts.size() > 1) pi = permutation_of(a, texts[1]);
-  Heatmap style;
-  style.xlabel = "key", style.ylabel = "query";
+  const PanelLayout layout = panel_layout(a.size(), a.heads);
+  Heatmap style;            // no axis labels: the notes say once what rows and columns are
   style.sqrt_scale = true;  // small weights, and small differences, stay visible
-  style.width = style.height = std::clamp(24.0 * static_cast<double>(a.size()) + 90, 240.0, 420.0);
+  style.width = layout.cell * static_cast<double>(a.size()) + kPanelMarginW;
+  style.height = layout.cell * static_cast<double>(a.size()) + kPanelMarginH;
   const auto labels_of = [&](const AttentionMaps& m, const std::vector<int64_t>& order) {
     Heatmap s = style;
     for (int64_t p : order) s.col_labels.push_back(show_token(m.tokens[p]));
@@ -194,11 +234,12 @@ std::string attention_svg(const std::vector<AttentionMaps>& texts, const std::st
   };
   std::vector<Heatmap> panels;
   for (int64_t l = 0; l < a.layers; ++l) {
+    const std::string layer =
+        lang == Lang::zh ? "第 " + std::to_string(l) + " 层 " : "layer " + std::to_string(l) + " ";
     std::vector<Heatmap> row_a, row_b;
     for (int64_t h = 0; h < a.heads; ++h) {
-      const std::string name = "layer " + std::to_string(l) + " " + head_labels.at(h);
       Heatmap s = labels_of(a, identity);
-      s.title = (texts.size() > 1 ? "A " : "") + name;
+      s.title = (texts.size() > 1 ? "A " : "") + layer + head_labels.at(h);
       row_a.push_back(panel(a, l, h, identity, s));
     }
     panels.insert(panels.end(), row_a.begin(), row_a.end());
@@ -207,18 +248,19 @@ std::string attention_svg(const std::vector<AttentionMaps>& texts, const std::st
     const std::vector<int64_t> order = pi ? *pi : positions(b.size());
     for (int64_t h = 0; h < a.heads; ++h) {
       Heatmap s = labels_of(b, order);
-      s.title = "B layer " + std::to_string(l) + " " + head_labels.at(h);
+      s.title = "B " + layer + head_labels.at(h);
       row_b.push_back(panel(b, l, h, order, s));
     }
     panels.insert(panels.end(), row_b.begin(), row_b.end());
     if (!pi) continue;
     for (int64_t h = 0; h < a.heads; ++h) {
       Heatmap s = labels_of(a, identity);
-      s.title = "|A-B| layer " + std::to_string(l) + " " + head_labels.at(h);
+      s.title = "|A-B| " + layer + head_labels.at(h);
       panels.push_back(difference(row_a[h], row_b[h], s));
     }
   }
-  return render_heatmap_grid(title, panels, static_cast<int>(a.heads));
+  return render_heatmap_grid(title, panels, static_cast<int>(layout.columns),
+                             attention_notes(texts, pi.has_value(), lang));
 }
 
 std::string top_attended(const AttentionMaps& m, int64_t k) {
@@ -311,6 +353,7 @@ int cmd_attend(int argc, char** argv) {
           {"vocab", "FILE  vocab.json (default: beside the checkpoint)"},
           {"out", "DIR  where attention.svg and attention.csv go (default attend)"},
           {"top", "N  keys listed per query in the terminal (default 3)"},
+          {"lang", "en|zh  the language of the SVG's words (default en)"},
           {"device", "cpu|cuda (default cpu)"}},
          argc, argv);
   if (a.help()) return std::puts(a.usage().c_str()), 0;
@@ -322,6 +365,7 @@ int cmd_attend(int argc, char** argv) {
       a.str("vocab", (std::filesystem::path(ckpt).parent_path() / "vocab.json").string());
   std::string out = a.str("out", "attend");
   int64_t top = a.integer("top", 3, 1, kMaxAttendTokens);
+  const Lang lang = parse_lang(a.str("lang", "en"), "--lang");
   Checkpoint ck = load_checkpoint(ckpt, device);
   std::vector<std::string> vocab = load_vocab(vpath);
   check_vocab(*ck.model, vocab, ckpt, vpath);
@@ -341,13 +385,12 @@ int cmd_attend(int argc, char** argv) {
   if (texts.size() > 1) print_comparison(texts[0], texts[1]);
 
   std::filesystem::create_directories(out);
-  std::string title = "attention of " + ckpt + " (pe " + pe_name(c.pe.kind) + ")";
-  if (texts.size() > 1) title += ": A = " + texts[0].text + ", B = " + texts[1].text;
-  if (texts.size() > 1 && permutation_of(texts[0], texts[1]))
-    title += " drawn in A's order, |A-B| their difference";
+  const std::string pe = pe_name(c.pe.kind);
+  const std::string title = lang == Lang::zh ? ckpt + " 的注意力（位置编码 " + pe + "）"
+                                             : "attention of " + ckpt + " (pe " + pe + ")";
   std::vector<std::string> heads;
-  for (int64_t h = 0; h < c.n_head; ++h) heads.push_back(head_label(c, h));
-  write_file_atomic(out + "/attention.svg", attention_svg(texts, title, heads));
+  for (int64_t h = 0; h < c.n_head; ++h) heads.push_back(head_label(c, h, lang));
+  write_file_atomic(out + "/attention.svg", attention_svg(texts, title, heads, lang));
   write_file_atomic(out + "/attention.csv", attention_csv(texts));
   std::printf("wrote %s/attention.svg and %s/attention.csv\n", out.c_str(), out.c_str());
   return 0;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "nn/gpt.h"
+#include "plot/plot.h"
 
 namespace poslab {
 
@@ -74,12 +75,16 @@ std::string attention_csv(const std::vector<AttentionMaps>& texts);
 // show B's weight between the tokens that sit at i and j in A; the keys B's causal mask hides
 // are left empty wherever they fall), and a third row per layer shows |P_A - P_B| in that
 // order: a model blind to order draws A and B alike and its difference dark.
-// `head_labels[h]` names head h ("head 0, m = 1/4" for ALiBi; see head_label).
+// `head_labels[h]` names head h ("head 0, m = 1/4" for ALiBi; see head_label). Lines under the
+// title say which text is which and that rows are queries, columns keys. The panels wrap into
+// as few columns as keep the figure within kReadableWidth (plot.h) with cells of 18 px or more:
+// every head of a layer in one row for a short text, two heads a row for a line of a poem.
+// `lang` is the language of the words the figure adds (layer, head, the notes).
 std::string attention_svg(const std::vector<AttentionMaps>& texts, const std::string& title,
-                          const std::vector<std::string>& head_labels);
-// How head h is named in a panel: "head 0"; ALiBi adds its slope ("head 0, m = 1/4"), T5
+                          const std::vector<std::string>& head_labels, Lang lang = Lang::en);
+// How head h is named in a panel: "head 0" (头 0); ALiBi adds its slope ("head 0, m = 1/4"), T5
 // says the bias is T5's learned one of that head ("T5 head 0").
-std::string head_label(const GPTConfig& c, int64_t h);
+std::string head_label(const GPTConfig& c, int64_t h, Lang lang = Lang::en);
 // For each layer, each query: its top-k keys with the weight averaged over the heads.
 std::string top_attended(const AttentionMaps& m, int64_t k);
 // How a token is shown: a line break as ⏎, a space as ␣, a tab as ⇥.

@@ -1,15 +1,22 @@
 // `poslab figure`: the formulas behind the guide's figures, and the command.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <filesystem>
+#include <set>
+#include <sstream>
 #include <tuple>
 
 #include "cli/guide_figures.h"
+#include "cli/guide_figures_v5.h"
 #include "data/atomic_file.h"
 #include "posenc/alibi.h"
 #include "posenc/rope_scaling.h"
 #include "tests/support/temp_dir.h"
+#include "train/attend.h"
 
 using namespace poslab;
 using Catch::Contains;
@@ -160,4 +167,285 @@ TEST_CASE("figure: the command writes the SVG where --out says, and refuses bad 
   REQUIRE_THROWS_WITH(figure({"rope-scaling", "--head-dim", "15"}), Contains("even D"));
   REQUIRE_THROWS_WITH(figure({"nope", "--out", dir.file("x.svg")}), Contains("unknown figure"));
   REQUIRE_FALSE(std::filesystem::exists(dir.file("x.svg")));
+}
+
+// ---------------------------------------------------------------- the Chinese figures, legibility
+
+// The words of every <text> of an SVG, its <tspan> exponents included, markup removed.
+static std::vector<std::string> svg_texts(const std::string& svg) {
+  std::vector<std::string> out;
+  for (size_t at = svg.find("<text"); at != std::string::npos; at = svg.find("<text", at + 1)) {
+    const size_t body = svg.find('>', at) + 1, end = svg.find("</text>", body);
+    std::string t;
+    bool in_tag = false;
+    for (size_t i = body; i < end; ++i) {
+      if (svg[i] == '<' || svg[i] == '>')
+        in_tag = svg[i] == '<';
+      else if (!in_tag)
+        t += svg[i];
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+// Whether s holds a Chinese character (CJK Unified Ideographs, U+4E00..U+9FFF: three UTF-8
+// bytes, the first E4..E9).
+static bool has_han(const std::string& s) {
+  for (const char c : s)
+    if (static_cast<unsigned char>(c) >= 0xE4 && static_cast<unsigned char>(c) <= 0xE9) return true;
+  return false;
+}
+
+// The English words of the figures' titles, axes, legends and notes that a Chinese figure must
+// not keep (names such as RoPE, linear or query stay: the guide writes them in Chinese too).
+static std::string english_word_in(const std::string& text) {
+  static const char* const kWords[] = {"pair",  "distance", "wavelength", "head",      "layer",
+                                       "share", "bias",     "bound",      "angle",     "kept",
+                                       "turns", "weight",   "relative",   "positions", "attention",
+                                       "rows",  "columns",  "chosen",     "loss",      "every"};
+  std::string lower = text;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* w : kWords) {
+    for (size_t at = lower.find(w); at != std::string::npos; at = lower.find(w, at + 1)) {
+      const size_t end = at + std::strlen(w);
+      const bool starts = at == 0 || !std::isalpha(static_cast<unsigned char>(lower[at - 1]));
+      const bool ends = end == lower.size() ||
+                        !std::isalpha(static_cast<unsigned char>(lower[end])) || lower[end] == 's';
+      if (starts && ends) return w;
+    }
+  }
+  return "";
+}
+
+// Every `d` of a <path>: the curves as drawn.
+static std::vector<std::string> path_data(const std::string& svg) {
+  std::vector<std::string> out;
+  for (size_t at = svg.find("<path d=\""); at != std::string::npos;
+       at = svg.find("<path d=\"", at + 1))
+    out.push_back(svg.substr(at + 9, svg.find('"', at + 9) - at - 9));
+  return out;
+}
+
+static FigureOptions study_heads(Lang lang) {
+  FigureOptions o;
+  o.head_dim = 32, o.train_len = 256, o.lang = lang;
+  return o;
+}
+
+const char* const kFormulaFigures[] = {"rope-decay",    "rope-scaling", "yarn-ramp",  "alibi-bias",
+                                       "kerple-kernel", "prope-pairs",  "xpos-decay", "rope-ramps"};
+
+TEST_CASE("figure --lang zh: the same curves, every word in Chinese", "[figure][zh]") {
+  for (const char* name : kFormulaFigures) {
+    INFO(name);
+    const std::string en = render_guide_figure(name, study_heads(Lang::en));
+    const std::string zh = render_guide_figure(name, study_heads(Lang::zh));
+    // same code, same numbers: the curves are drawn at the same pixels (the plot area does not
+    // depend on the legend's words)
+    REQUIRE(path_data(zh) == path_data(en));
+    REQUIRE_FALSE(path_data(zh).empty());
+    for (const std::string& t : svg_texts(zh)) {
+      INFO("text: " << t);
+      REQUIRE(english_word_in(t) == "");
+    }
+    bool any_english = false;  // the check above finds the English figure's words
+    for (const std::string& t : svg_texts(en)) any_english |= english_word_in(t) != "";
+    REQUIRE(any_english);
+  }
+  // the title and both axes of each line plot are Chinese
+  const FigureOptions zh = study_heads(Lang::zh);
+  for (const LinePlot& p :
+       {rope_decay_figure(zh), rope_scaling_figure(zh), rope_overshoot_figure(zh),
+        yarn_ramp_figure(zh), alibi_bias_figure(zh), kerple_kernel_figure(Lang::zh),
+        prope_pairs_figure(zh), xpos_decay_figure(zh), rope_ramps_figure(zh)}) {
+    INFO(p.title << " | " << p.xlabel << " | " << p.ylabel);
+    REQUIRE((has_han(p.title) && has_han(p.xlabel)));
+    REQUIRE((has_han(p.ylabel) || p.ylabel == "ζ_i^(Δ/512)"));  // xPos's axis is its formula
+  }
+  // the guide's symbols: b for the base, U_i for the partial sums, Δ for the distance
+  const std::string decay = render_guide_figure("rope-decay", zh);
+  for (const char* s : {">相对距离 Δ = m − n<", ">b = 10000<", "相对上界 (1/(D/2)) Σ_i |U_i|"})
+    REQUIRE_THAT(decay, Contains(s));
+  FigureOptions demo;  // the demo's sizes, as the guide draws alibi-bias
+  demo.lang = Lang::zh;
+  REQUIRE_THAT(render_guide_figure("alibi-bias", demo),
+               Contains(">头 0，m_h = 1/4：半衰距离 2.77<"));
+}
+
+TEST_CASE("figure --lang zh writes NAME.zh.svg; a bad --lang is refused", "[figure][zh]") {
+  test::TempDir dir;
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.file(""));
+  const int rc = figure({"yarn-ramp", "--lang", "zh"});
+  std::filesystem::current_path(cwd);
+  REQUIRE(rc == 0);
+  REQUIRE_THAT(read_file(dir.file("yarn-ramp.zh.svg")), Contains("论文版：随 r_i 线性变化"));
+  REQUIRE_FALSE(std::filesystem::exists(dir.file("yarn-ramp.svg")));
+  REQUIRE_THROWS_WITH(figure({"yarn-ramp", "--lang", "fr", "--out", dir.file("x.svg")}),
+                      Contains("--lang: expected en or zh, but got 'fr'"));
+}
+
+// The smallest font size (px) any <text> of the SVG is drawn at: its classes' sizes in the
+// stylesheet (the last that sets one wins, as in CSS), the size of `text` without one, and the
+// exponents' size where a <tspan class="exp"> is used.
+static double smallest_font(const std::string& svg) {
+  const auto size_of = [&](const std::string& selector) -> double {
+    const size_t at = svg.find(selector + " {");
+    if (at == std::string::npos || at > svg.find("</style>")) return 0;
+    const size_t f = svg.find("font-size: ", at);
+    if (f > svg.find('}', at)) return 0;
+    return std::stod(svg.substr(f + 11));
+  };
+  const double base = size_of("text");
+  double smallest = INFINITY;
+  for (size_t at = svg.find("<text"); at != std::string::npos; at = svg.find("<text", at + 1)) {
+    double size = base;
+    const size_t cls = svg.find(" class=\"", at), close = svg.find('>', at);
+    if (cls < close) {
+      std::istringstream names(svg.substr(cls + 8, svg.find('"', cls + 8) - cls - 8));
+      for (std::string c; names >> c;)
+        if (const double s = size_of("." + c); s > 0) size = s;
+    }
+    smallest = std::min(smallest, size);
+  }
+  if (svg.find("<tspan class=\"exp\"") != std::string::npos)
+    smallest = std::min(smallest, size_of(".exp"));
+  return smallest;
+}
+
+static double root_width(const std::string& svg) {
+  const size_t at = svg.find(" width=\"", svg.find("<svg"));
+  return std::stod(svg.substr(at + 8));
+}
+
+// An attention map of T tokens, 2 layers x 4 heads, each row spread evenly over its keys.
+static AttentionMaps even_maps(const std::vector<std::string>& tokens, bool causal) {
+  AttentionMaps m;
+  m.tokens = tokens, m.layers = 2, m.heads = 4, m.causal = causal;
+  for (size_t i = 0; i < tokens.size(); ++i) m.ids.push_back(static_cast<int32_t>(i));
+  for (const std::string& t : tokens) m.text += t;
+  const int64_t T = m.size();
+  for (int64_t k = 0; k < m.layers * m.heads; ++k)
+    for (int64_t i = 0; i < T; ++i)
+      for (int64_t j = 0; j < T; ++j)
+        m.p.push_back(causal ? (j <= i ? 1.0 / (i + 1) : 0.0) : 1.0 / T);
+  return m;
+}
+
+// How many columns of panels: the distinct x offsets of the panels' <g transform>.
+static size_t panel_columns(const std::string& svg) {
+  std::set<std::string> xs;
+  for (size_t at = svg.find("translate("); at != std::string::npos;
+       at = svg.find("translate(", at + 1))
+    xs.insert(svg.substr(at + 10, svg.find(',', at) - at - 10));
+  return xs.size();
+}
+
+// GitHub shows an image at most kReadableWidth (830) px wide: an SVG of width w > 830 is scaled
+// by 830 / w, its text with it. The smallest text must still read as 11 px.
+static void require_legible(const std::string& svg) {
+  const double w = root_width(svg), f = smallest_font(svg);
+  INFO("width " << w << ", smallest font " << f << " px");
+  REQUIRE(f * std::min(1.0, kReadableWidth / w) >= 11);
+}
+
+TEST_CASE("attention figures: 11 px text at GitHub's width, in both languages",
+          "[figure][attend]") {
+  const std::vector<std::string> heads = {"head 0", "head 1", "head 2", "head 3"};
+  const std::vector<std::string> heads_zh = {"头 0", "头 1", "头 2", "头 3"};
+  const AttentionMaps a = even_maps({"我", "送", "君"}, false),
+                      b = even_maps({"君", "送", "我"}, false);
+  const AttentionMaps poem =
+      even_maps({"床", "前", "明", "月", "光", "，", "疑", "是", "地", "上", "霜", "。"}, true);
+  for (const Lang lang : {Lang::en, Lang::zh}) {
+    const auto& h = lang == Lang::zh ? heads_zh : heads;
+    const std::string pair = attention_svg({a, b}, "t", h, lang);
+    const std::string line = attention_svg({poem}, "t", h, lang);
+    require_legible(pair);
+    require_legible(line);
+    REQUIRE(panel_columns(pair) == 4);  // three characters: a layer's heads in one row
+    REQUIRE(panel_columns(line) == 2);  // a line of a poem: two heads a row, cells of 18+ px
+    if (lang == Lang::zh)
+      for (const std::string& svg : {pair, line})
+        for (const std::string& t : svg_texts(svg)) REQUIRE(english_word_in(t) == "");
+  }
+  const std::string zh = attention_svg({a, b}, "t", heads_zh, Lang::zh);
+  for (const char* s : {">A 第 0 层 头 0<", ">|A-B| 第 1 层 头 3<", "行是 query，列是 key",
+                        "B 按 A 的字符顺序画出"})
+    REQUIRE_THAT(zh, Contains(s));
+  // what the rule rests on: the tick labels at 11 px, in a figure no wider than GitHub shows
+  REQUIRE(smallest_font(zh) == 11);
+  REQUIRE(root_width(zh) <= kReadableWidth);
+}
+
+// ---------------------------------------------------------------- the committed figures
+
+static std::string source_file(const std::string& path) {
+  return read_file(std::string(POSLAB_SOURCE_DIR) + "/" + path);
+}
+
+// The figures a guide shows from docs/guide/: the NAME of every "](guide/NAME)".
+static std::vector<std::string> guide_figures(const std::string& guide) {
+  std::vector<std::string> names;
+  const std::string md = source_file(guide);
+  for (size_t at = md.find("](guide/"); at != std::string::npos; at = md.find("](guide/", at + 1))
+    names.push_back(md.substr(at + 8, md.find(')', at) - at - 8));
+  return names;
+}
+
+TEST_CASE("the guides' figures: Chinese in the Chinese guide, legible attention maps",
+          "[figure][docs]") {
+  const std::vector<std::string> zh = guide_figures("docs/guide.zh.md");
+  const std::vector<std::string> en = guide_figures("docs/guide.md");
+  REQUIRE(zh.size() >= 13);
+  for (const std::string& name : zh) {
+    INFO("docs/guide.zh.md shows guide/" << name);
+    REQUIRE(name.size() > 7);
+    REQUIRE(name.substr(name.size() - 7) == ".zh.svg");
+    const std::string svg = source_file("docs/guide/" + name);
+    bool chinese = false;
+    for (const std::string& t : svg_texts(svg)) {
+      INFO("text: " << t);
+      REQUIRE(english_word_in(t) == "");
+      chinese |= has_han(t);
+    }
+    REQUIRE(chinese);
+    // its English twin, which the English guide shows in the same place
+    const std::string twin = name.substr(0, name.size() - 7) + ".svg";
+    REQUIRE(std::find(en.begin(), en.end(), twin) != en.end());
+    if (name.rfind("attend-", 0) == 0) {
+      require_legible(svg);
+      require_legible(source_file("docs/guide/" + twin));
+    }
+  }
+  REQUIRE(en.size() == zh.size());
+}
+
+TEST_CASE("the committed formula figures are what the code draws now", "[figure][docs]") {
+  // scripts/guide_figures.sh's flags for each (docs/guide/NAME.svg and NAME.zh.svg)
+  struct Drawn {
+    const char *file, *name;
+    int64_t head_dim, train_len;
+    double factor;
+  };
+  const Drawn drawn[] = {{"rope-decay", "rope-decay", 32, 64, 4},
+                         {"rope-scaling", "rope-scaling", 16, 64, 4},
+                         {"rope-scaling-study", "rope-scaling", 32, 256, 16},
+                         {"yarn-ramp", "yarn-ramp", 32, 256, 4},
+                         {"alibi-bias", "alibi-bias", 16, 64, 4},
+                         {"rope-ramps", "rope-ramps", 32, 256, 4},
+                         {"kerple-kernel", "kerple-kernel", 16, 64, 4},
+                         {"xpos-decay", "xpos-decay", 32, 256, 4},
+                         {"prope-pairs", "prope-pairs", 32, 256, 4}};
+  for (const Drawn& d : drawn) {
+    for (const Lang lang : {Lang::en, Lang::zh}) {
+      const std::string file =
+          std::string("docs/guide/") + d.file + (lang == Lang::zh ? ".zh.svg" : ".svg");
+      INFO(file << " (regenerate: make guide-figures)");
+      FigureOptions o;
+      o.head_dim = d.head_dim, o.train_len = d.train_len, o.factor = d.factor, o.lang = lang;
+      REQUIRE(source_file(file) == render_guide_figure(d.name, o));
+    }
+  }
 }

@@ -251,8 +251,9 @@ TEST_CASE("text names the CJK fonts first, so Chinese labels do not render as bo
   Heatmap m;
   m.values = {{0.5}}, m.row_labels = {"君"}, m.col_labels = {"我"};
   const std::string svg = render_heatmap(m);
-  REQUIRE(svg.find("font-family: 'Noto Sans CJK SC', 'WenQuanYi Micro Hei', 'DejaVu Sans', "
-                   "Helvetica, Arial, sans-serif;") != std::string::npos);
+  REQUIRE(svg.find("font-family: 'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', "
+                   "'Microsoft YaHei', 'WenQuanYi Micro Hei', 'DejaVu Sans', Helvetica, Arial, "
+                   "sans-serif;") != std::string::npos);
   REQUIRE(svg.find(">君<") != std::string::npos);
 }
 
