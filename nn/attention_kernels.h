@@ -9,11 +9,11 @@
 //   lse: (B,H,Tq) or undefined        each score row's log-sum-exp, saved for the backward
 //                                     (a device's own business: the GPU keeps it in log2 units)
 // Options: opt.scale already resolved (> 0); opt.rel_bias contiguous (H, Tq+Tk-1) of q's
-// dtype; opt.bias contiguous (Bb,H,Tq,Tk) of q's dtype and opt.bias_rows (CPU only); opt.row_freqs contiguous (Tq,
-// D/2) f64 (forward only); opt.window >= 0 and opt.log_scale_len 0 or >= 2 (0: off). A row that
-// sees no key gets out = 0.
+// dtype; opt.bias contiguous (Bb,H,Tq,Tk) of q's dtype and opt.bias_rows (CPU only); opt.row_freqs
+// contiguous (Tq, D/2) f64 (forward only); opt.window >= 0 and opt.log_scale_len 0 or >= 2 (0:
+// off). A row that sees no key gets out = 0.
 #pragma once
-#include "nn/attention_op.h"
+#include "nn/attention_options.h"
 
 namespace poslab {
 

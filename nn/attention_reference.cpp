@@ -29,6 +29,8 @@
 
 #include "nn/attention_reference.h"
 
+#include "nn/attention_op.h"
+
 namespace poslab {
 namespace {
 

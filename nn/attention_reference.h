@@ -6,7 +6,7 @@
 #pragma once
 #include <vector>
 
-#include "nn/attention_op.h"
+#include "nn/attention_options.h"
 
 namespace poslab {
 

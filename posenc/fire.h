@@ -27,7 +27,7 @@
 // U(-1/sqrt(W), 1/sqrt(W)). No weight decay (no positional parameter gets any).
 //
 // The bias depends on (i, j), not on i - j alone, so attention gets a per-pair bias. In
-// training it is a tensor (Bp, H, Tq, Tk) (nn/attention_op.h), whose gradient attention hands
+// training it is a tensor (Bp, H, Tq, Tk) (nn/attention_options.h), whose gradient attention hands
 // back; at T0 = 256 that is 1 MB. Where nothing needs a gradient (eval, generate) the bias is
 // made row by row inside attention (posenc/pair_bias_rows.h): a (1, H, 4096, 4096) tensor would
 // be 268 MB per layer, written once and read once. No (T, T, W) tensor is ever kept: f is
