@@ -52,10 +52,12 @@ Tensor alibi_bias(const std::vector<double>& slopes, int64_t q_pos0, int64_t Tq,
 // ctx.offset: ignored, the bias depends on i - j alone (a test says so). Under random
 // positions each sequence has its own distances: a per-pair bias -m_h n, (Bp, H, Tq, Tk), with
 // n = |P_i - P_j| without the causal mask, as the table's |r|.
-void ALiBi::build(PositionContext& ctx, DType dtype, Device device) const {
+std::shared_ptr<const SchemeTables> ALiBi::build(const PositionContext& ctx, DType dtype,
+                                                 Device device) const {
+  auto t = std::make_shared<AlibiTables>();
   if (!ctx.random()) {
-    ctx.rel_bias = alibi_bias(slopes_, ctx.q_pos0, ctx.Tq, ctx.Tk, dtype).to(device);
-    return;
+    t->rel_bias = alibi_bias(slopes_, ctx.q_pos0, ctx.Tq, ctx.Tk, dtype).to(device);
+    return t;
   }
   const std::vector<double> n = ctx.distances(causal_);  // masked pairs: 0
   const int64_t H = static_cast<int64_t>(slopes_.size()), R = ctx.rows(), TT = ctx.Tq * ctx.Tk;
@@ -63,17 +65,18 @@ void ALiBi::build(PositionContext& ctx, DType dtype, Device device) const {
   for (int64_t r = 0; r < R; ++r)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t c = 0; c < TT; ++c) b[(r * H + h) * TT + c] = -slopes_[h] * n[r * TT + c];
-  ctx.pair_bias = Tensor::from_vector(b, {R, H, ctx.Tq, ctx.Tk}, dtype).to(device);
+  t->pair_bias = Tensor::from_vector(b, {R, H, ctx.Tq, ctx.Tk}, dtype).to(device);
+  return t;
 }
 
 AttentionTerms ALiBi::attention_terms(const Tensor& q, const Tensor& k, bool /*causal*/,
                                       const PositionContext& ctx) const {
-  if (ctx.pair_bias.defined()) return {.q = q, .k = k, .bias = ctx.pair_bias};
-  if (q.size(1) != ctx.Tq || k.size(1) != ctx.Tk || !ctx.rel_bias.defined())
+  const AlibiTables& t = tables_of<AlibiTables>(ctx, "alibi");
+  if (t.pair_bias.defined()) return {.q = q, .k = k, .bias = t.pair_bias};
+  if (q.size(1) != ctx.Tq || k.size(1) != ctx.Tk)
     fail("alibi: expected q and k of the context's Tq = ", ctx.Tq, " and Tk = ", ctx.Tk,
-         " positions, built by this scheme, but got q ", shape_str(q.shape()), " and k ",
-         shape_str(k.shape()));
-  return {.q = q, .k = k, .rel_bias = ctx.rel_bias};
+         " positions, but got q ", shape_str(q.shape()), " and k ", shape_str(k.shape()));
+  return {.q = q, .k = k, .rel_bias = t.rel_bias};
 }
 
 }  // namespace poslab

@@ -42,20 +42,29 @@ std::string alibi_slope_text(double m);
 Tensor alibi_bias(const std::vector<double>& slopes, int64_t q_pos0, int64_t Tq, int64_t Tk,
                   DType dtype = DType::f64);
 
+// What ALiBi builds for one forward (ALiBi::build), read by ALiBi alone: the relative-bias table
+// of the context's positions, or under random positions the per-pair bias (each sequence has
+// its own distances); one of the two is defined.
+struct AlibiTables final : SchemeTables {
+  Tensor rel_bias;   // (H, Tq+Tk-1), handed on as AttentionTerms::rel_bias
+  Tensor pair_bias;  // random positions: (Bp, H, Tq, Tk), handed on as AttentionTerms::bias
+};
+
 class ALiBi final : public PositionalEncoding {
  public:
   // causal: the distances of random positions (without the mask, n = |P_i - P_j|)
   explicit ALiBi(int64_t n_head, bool causal = true)
       : slopes_(alibi_slopes(n_head)), causal_(causal) {}
   PeKind kind() const override { return PeKind::alibi; }
-  // q and k as given, and ctx.rel_bias: the table of the forward's positions, built once for
-  // every layer (build) and copied to the GPU there.
+  // q and k as given, and the bias table of the forward's positions (AlibiTables), built once
+  // for every layer (build) and copied to the GPU there.
   AttentionTerms attention_terms(const Tensor& q, const Tensor& k, bool causal,
                                  const PositionContext& ctx) const override;
   const std::vector<double>& slopes() const { return slopes_; }
 
  protected:
-  void build(PositionContext& ctx, DType dtype, Device device) const override;
+  std::shared_ptr<const SchemeTables> build(const PositionContext& ctx, DType dtype,
+                                            Device device) const override;
 
  private:
   std::vector<double> slopes_;

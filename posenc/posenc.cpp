@@ -25,7 +25,7 @@ PositionContext PositionalEncoding::context(const PositionContext& at, DType dty
       fail("--positions random: --position-offset and --rope-scaling need contiguous positions ",
            "(--positions contiguous)");
   }
-  build(ctx, dtype, device);
+  ctx.tables = build(ctx, dtype, device);
   return ctx;
 }
 

@@ -44,10 +44,18 @@ struct PosencDims {
   bool positional_layer(int64_t l) const { return nope_every <= 0 || (l + 1) % nope_every != 0; }
 };
 
+// What a scheme builds from the positions of one forward, once for every layer: RoPE's cos/sin
+// tables, ALiBi's bias table, the sinusoidal rows. Each scheme defines its own type beside its
+// math (RopeTables in rope.h, XPosTables, AlibiTables, SinusoidalTables), returns it from
+// build() and reads it back with tables_of; to the context and to everyone else it is opaque.
+struct SchemeTables {
+  virtual ~SchemeTables() = default;
+};
+
 // The positions of one forward, and what the scheme builds from them once for that forward:
 // the embeddings and every layer read the same context, and a scheme holds no state of its
 // own, so its methods are functions of their inputs. GPT fills the positions; the scheme's
-// context() builds its tables (each scheme only its own fields).
+// context() adds its tables.
 struct PositionContext {
   // Queries at positions offset + q_pos0 + [0, Tq), keys at offset + [0, Tk): a full forward
   // has q_pos0 = 0 and Tq = Tk = T; a decoding step, the Tq new tokens after q_pos0 cached ones
@@ -66,14 +74,9 @@ struct PositionContext {
   // The call's RoPE scaling (rope_scaling.h; kind none in training), which only RoPE reads:
   // the model refuses one for another scheme.
   RopeScaling scaling;
-  // Built by the scheme (PositionalEncoding::context), in the model's dtype and on its device:
-  Tensor pe;        // sinusoidal: (Tq, C), the table rows of the query positions
-  Tensor cos, sin;  // rope (not dynamic): (Tk, r/2), the angles of key positions offset + [0, Tk)
-                    // ((Bp, Tk, r/2) under random positions); xpos: the keys' tables
-  Tensor cos_q, sin_q;  // xpos: the queries' tables, shaped like cos (posenc/xpos.h)
-  Tensor pair_bias;     // alibi under random positions: (Bp, H, Tq, Tk), AttentionTerms::bias
-  Tensor rel_bias;      // alibi: (H, Tq+Tk-1), AttentionTerms::rel_bias
-  Tensor row_freqs;     // rope, dynamic scaling: (Tq, r/2) f64, AttentionTerms::row_freqs
+  // What the scheme built for these positions (PositionalEncoding::build), in the model's dtype
+  // and on its device, read only by that scheme (tables_of); null for one that builds nothing.
+  std::shared_ptr<const SchemeTables> tables;
 
   bool random() const { return !positions.data.empty(); }
   int64_t rows() const { return random() ? positions.shape[0] : 1; }  // Bp
@@ -86,6 +89,17 @@ struct PositionContext {
   // a bias formula); otherwise n = |P_i - P_j|.
   std::vector<double> distances(bool causal) const;
 };
+
+// The tables of ctx as scheme type T, for that scheme's own methods; an error naming `scheme`
+// when ctx was built by another scheme (or by none).
+template <class T>
+const T& tables_of(const PositionContext& ctx, const char* scheme) {
+  const T* t = dynamic_cast<const T*>(ctx.tables.get());
+  if (!t)
+    fail(scheme, ": expected a context built by this scheme (PositionalEncoding::context), but ",
+         "it holds ", ctx.tables ? "another scheme's tables" : "no tables");
+  return *t;
+}
 
 // What a scheme hands the attention op for queries at positions q_pos0 .. q_pos0+Tq-1 and keys
 // at positions 0 .. Tk-1 (place 2). P_i = q_pos0 + i is the position of query row i. Built
@@ -101,7 +115,7 @@ struct AttentionTerms {
   // own frequencies w[i, p] (RoPE with per-row frequencies: dynamic scaling). No gradient.
   Tensor row_freqs{};
   // (Bp, H, Tq, Tk) or undefined: scores[b,h,i,j] += bias[b or 0, h, i, j], a bias of each pair
-  // (FIRE; relative biases under random positions). See nn/attention_op.h. May require grad.
+  // (FIRE; relative biases under random positions). See nn/attention_options.h. May require grad.
   Tensor bias{};
   // The same per-pair bias made row by row inside attention, with no gradient: what FIRE hands
   // over when nothing needs one (evaluation, generation; posenc/pair_bias_rows.h).
@@ -134,8 +148,12 @@ class PositionalEncoding {
   virtual void project() {}
 
  protected:
-  // Fills the scheme's fields of ctx (its positions are set and checked). Default: none.
-  virtual void build(PositionContext& /*ctx*/, DType /*dtype*/, Device /*device*/) const {}
+  // The scheme's tables for the positions of ctx (set and checked), in dtype on device.
+  // Default: none.
+  virtual std::shared_ptr<const SchemeTables> build(const PositionContext& /*ctx*/, DType /*dtype*/,
+                                                    Device /*device*/) const {
+    return nullptr;
+  }
 };
 
 // For one call on its own (tests, benchmarks): the terms of q at positions q_pos0.. and k at

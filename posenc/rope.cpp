@@ -177,12 +177,14 @@ static Tensor interleaved_order(const Tensor& x, int64_t r) {
   return y;
 }
 
-void RoPE::build(PositionContext& ctx, DType dtype, Device device) const {
+std::shared_ptr<const SchemeTables> RoPE::build(const PositionContext& ctx, DType dtype,
+                                                Device device) const {
   const RopeScaling& sc = ctx.scaling;
   if (ctx.offset > 0 && sc.kind != ScalingKind::none)
     fail("--position-offset: only defined with --rope-scaling none (a scaling picks its factor ",
          "from the window's length, not its positions), but got --rope-scaling ",
          scaling_name(sc.kind));
+  auto t = std::make_shared<RopeTables>();
   if (sc.kind == ScalingKind::dynamic) {
     Tensor w = dynamic_row_frequencies(d_, r_, theta_, sc.train_len, ctx.q_pos0, ctx.Tq, sc.factor);
     if (kept_ < r_ / 2) {  // p-RoPE: the removed pairs' columns turn at 0
@@ -191,19 +193,20 @@ void RoPE::build(PositionContext& ctx, DType dtype, Device device) const {
         for (int64_t p = kept_; p < d_ / 2; ++p) v[i * (d_ / 2) + p] = 0;
       w = Tensor::from_vector(v, w.shape(), DType::f64);
     }
-    ctx.row_freqs = w.to(device);
-    return;
+    t->row_freqs = w.to(device);
+    return t;
   }
   // the scaling picks s from the context's length L = Tk (rope_scaling.h)
   RopeFrequencies f = rope_frequencies(r_, theta_, sc, ctx.Tk);
   drop_pairs(f.freq, kept_);
   if (ctx.random()) {  // each sequence its own positions: (Bp, Tk, r/2)
     std::vector<int64_t> pos(ctx.positions.data.begin(), ctx.positions.data.end());
-    rope_tables_at(f, pos, {ctx.rows(), ctx.Tk}, dtype, &ctx.cos, &ctx.sin);
+    rope_tables_at(f, pos, {ctx.rows(), ctx.Tk}, dtype, &t->cos, &t->sin);
   } else {
-    rope_tables(f, ctx.offset, ctx.Tk, dtype, &ctx.cos, &ctx.sin);
+    rope_tables(f, ctx.offset, ctx.Tk, dtype, &t->cos, &t->sin);
   }
-  ctx.cos = ctx.cos.to(device), ctx.sin = ctx.sin.to(device);
+  t->cos = t->cos.to(device), t->sin = t->sin.to(device);
+  return t;
 }
 
 AttentionTerms RoPE::attention_terms(const Tensor& q, const Tensor& k, bool causal,
@@ -215,8 +218,9 @@ AttentionTerms RoPE::attention_terms(const Tensor& q, const Tensor& k, bool caus
   if (ctx.scaling.kind != ScalingKind::dynamic)
     return {.q = rotate(q, ctx, ctx.q_pos0), .k = rotate(k, ctx, 0)};
   if (!causal) fail("rope: dynamic scaling needs a causal model");
-  if (layout_ == RopeLayout::interleaved) return {.q = q, .k = k, .row_freqs = ctx.row_freqs};
-  return {.q = interleaved_order(q, r_), .k = interleaved_order(k, r_), .row_freqs = ctx.row_freqs};
+  const Tensor& w = tables_of<RopeTables>(ctx, "rope").row_freqs;
+  if (layout_ == RopeLayout::interleaved) return {.q = q, .k = k, .row_freqs = w};
+  return {.q = interleaved_order(q, r_), .k = interleaved_order(k, r_), .row_freqs = w};
 }
 
 // x: (B,T,H,D), its row t at the position of the tables' row row0 + t.
@@ -227,7 +231,8 @@ Tensor RoPE::rotate(const Tensor& x, const PositionContext& ctx, int64_t row0) c
     fail(
         "rope: dynamic scaling rotates each query row with its own theta, inside attention "
         "(attention_terms), not as a separate rotation");
-  return rope_rotate_rows(x, ctx.cos, ctx.sin, row0, layout_);
+  const RopeTables& t = tables_of<RopeTables>(ctx, "rope");
+  return rope_rotate_rows(x, t.cos, t.sin, row0, layout_);
 }
 
 Tensor rope_rotate_rows(const Tensor& x, const Tensor& cos, const Tensor& sin, int64_t row0,

@@ -95,6 +95,15 @@ void validate_rope_proportion(double proportion, double fraction);
 // model is built): D even, theta > 1, f in (0, 1] rotating at least one pair. Errors name the flag.
 void validate_rope(int64_t head_dim, double theta, double fraction);
 
+// What RoPE builds for one forward (RoPE::build), in the model's dtype and on its device, read
+// by RoPE alone: the cos/sin tables of the key positions offset + [0, Tk) under the context's
+// scaling (the queries' rows are among them), or, with dynamic scaling, each query row's own
+// frequencies (no single rotation of the keys serves every row then).
+struct RopeTables final : SchemeTables {
+  Tensor cos, sin;   // (Tk, r/2), or (Bp, Tk, r/2) under random positions
+  Tensor row_freqs;  // dynamic scaling: (Tq, D/2) f64, handed on as AttentionTerms::row_freqs
+};
+
 class RoPE final : public PositionalEncoding {
  public:
   RoPE(int64_t head_dim, double theta, RopeLayout layout = RopeLayout::interleaved,
@@ -116,10 +125,10 @@ class RoPE final : public PositionalEncoding {
   double theta() const { return theta_; }
 
  protected:
-  // The cos/sin tables of the key positions offset + [0, Tk) under the context's scaling (the
-  // queries' are among them), or dynamic scaling's per-row frequencies: a forward rotates q and
-  // k of every layer with them, so they are built (and copied to the GPU) once per forward.
-  void build(PositionContext& ctx, DType dtype, Device device) const override;
+  // The RopeTables of ctx's positions: a forward rotates q and k of every layer with them, so
+  // they are built (and copied to the GPU) once per forward.
+  std::shared_ptr<const SchemeTables> build(const PositionContext& ctx, DType dtype,
+                                            Device device) const override;
 
  private:
   int64_t d_, r_;  // D, and r <= D the rotated dims

@@ -22,24 +22,28 @@ Tensor sinusoidal_table(int64_t d_model, int64_t pos0, int64_t n) {
 
 // The rows of the query positions, in the model's dtype on its device: once per forward.
 // Under random positions, (Bp, Tq, C): each sequence the rows of its own drawn positions.
-void SinusoidalPE::build(PositionContext& ctx, DType dtype, Device device) const {
+std::shared_ptr<const SchemeTables> SinusoidalPE::build(const PositionContext& ctx, DType dtype,
+                                                        Device device) const {
+  auto t = std::make_shared<SinusoidalTables>();
   if (!ctx.random()) {
-    ctx.pe = sinusoidal_table(d_, ctx.offset + ctx.q_pos0, ctx.Tq).to(dtype).to(device);
-    return;
+    t->pe = sinusoidal_table(d_, ctx.offset + ctx.q_pos0, ctx.Tq).to(dtype).to(device);
+    return t;
   }
   const int64_t R = ctx.rows(), T = ctx.Tq;
   std::vector<double> v(R * T * d_);
   for (int64_t b = 0; b < R; ++b)
     for (int64_t t = 0; t < T; ++t)
       sinusoidal_row(d_, ctx.position(b, t), v.data() + (b * T + t) * d_);
-  ctx.pe = Tensor::from_vector(v, {R, T, d_}, dtype).to(device);
+  t->pe = Tensor::from_vector(v, {R, T, d_}, dtype).to(device);
+  return t;
 }
 
 Tensor SinusoidalPE::add_to_embeddings(const Tensor& x, const PositionContext& ctx) const {
-  if (x.dim() != 3 || !ctx.pe.defined() || x.size(1) != ctx.pe.size(ctx.pe.dim() - 2))
+  const Tensor& pe = tables_of<SinusoidalTables>(ctx, "sinusoidal").pe;
+  if (x.dim() != 3 || x.size(1) != pe.size(pe.dim() - 2))
     fail("sinusoidal: expected x (B,T,C) with the context's T = ", ctx.Tq, " positions, but got ",
          shape_str(x.shape()));
-  return add(x, ctx.pe);  // the table requires no grad: a constant
+  return add(x, pe);  // the table requires no grad: a constant
 }
 
 }  // namespace poslab

@@ -15,17 +15,25 @@ namespace poslab {
 // Rows pos0 .. pos0+n-1 of the table, in double precision: (n, C).
 Tensor sinusoidal_table(int64_t d_model, int64_t pos0, int64_t n);
 
+// What the sinusoidal scheme builds for one forward (SinusoidalPE::build), read by it alone: the
+// table rows of the query positions offset + q_pos0 + [0, Tq), (Tq, C), or (Bp, Tq, C) under
+// random positions (each sequence the rows of its own drawn positions).
+struct SinusoidalTables final : SchemeTables {
+  Tensor pe;
+};
+
 class SinusoidalPE final : public PositionalEncoding {
  public:
   explicit SinusoidalPE(int64_t d_model) : d_(d_model) {}
   PeKind kind() const override { return PeKind::sinusoidal; }
-  // x: (B,T,C) -> x + ctx.pe, the rows of positions ctx.offset + ctx.q_pos0 + [0, T)
+  // x: (B,T,C) -> x + the table rows of positions ctx.offset + ctx.q_pos0 + [0, T)
   Tensor add_to_embeddings(const Tensor& x, const PositionContext& ctx) const override;
   // The table rows [0, n) in double precision: (n, C).
   Tensor table(int64_t n) const { return sinusoidal_table(d_, 0, n); }
 
  protected:
-  void build(PositionContext& ctx, DType dtype, Device device) const override;
+  std::shared_ptr<const SchemeTables> build(const PositionContext& ctx, DType dtype,
+                                            Device device) const override;
 
  private:
   int64_t d_;

@@ -32,7 +32,8 @@ static void xpos_tables(const std::vector<double>& freq, const std::vector<doubl
   *cos = Tensor::from_vector(c, shape, dtype), *sin = Tensor::from_vector(s, shape, dtype);
 }
 
-void XPos::build(PositionContext& ctx, DType dtype, Device device) const {
+std::shared_ptr<const SchemeTables> XPos::build(const PositionContext& ctx, DType dtype,
+                                                Device device) const {
   if (ctx.scaling.kind != ScalingKind::none)
     fail("--rope-scaling: ", scaling_name(ctx.scaling.kind), " does not apply to pe = xpos");
   std::vector<int64_t> pos;
@@ -50,9 +51,11 @@ void XPos::build(PositionContext& ctx, DType dtype, Device device) const {
          "), where the key's factor zeta_0^(-p/B) leaves float range; use a shorter window ",
          "or a smaller --position-offset");
   const std::vector<double> freq = rope_base_frequencies(d_, theta_), zeta = xpos_zeta(d_);
-  xpos_tables(freq, zeta, pos, shape, B_, -1, dtype, &ctx.cos, &ctx.sin);
-  xpos_tables(freq, zeta, pos, shape, B_, +1, dtype, &ctx.cos_q, &ctx.sin_q);
-  for (Tensor* t : {&ctx.cos, &ctx.sin, &ctx.cos_q, &ctx.sin_q}) *t = t->to(device);
+  auto t = std::make_shared<XPosTables>();
+  xpos_tables(freq, zeta, pos, shape, B_, -1, dtype, &t->cos, &t->sin);
+  xpos_tables(freq, zeta, pos, shape, B_, +1, dtype, &t->cos_q, &t->sin_q);
+  for (Tensor* x : {&t->cos, &t->sin, &t->cos_q, &t->sin_q}) *x = x->to(device);
+  return t;
 }
 
 AttentionTerms XPos::attention_terms(const Tensor& q, const Tensor& k, bool causal,
@@ -62,8 +65,9 @@ AttentionTerms XPos::attention_terms(const Tensor& q, const Tensor& k, bool caus
     fail("xpos: expected q (B,Tq,H,D) and k (B,Tk,H,D) with D = ", d_, ", Tq = ", ctx.Tq,
          " and Tk = ", ctx.Tk, ", but got q ", shape_str(q.shape()), " and k ",
          shape_str(k.shape()));
-  return {.q = rope_rotate_rows(q, ctx.cos_q, ctx.sin_q, ctx.q_pos0, layout_),
-          .k = rope_rotate_rows(k, ctx.cos, ctx.sin, 0, layout_)};
+  const XPosTables& t = tables_of<XPosTables>(ctx, "xpos");
+  return {.q = rope_rotate_rows(q, t.cos_q, t.sin_q, ctx.q_pos0, layout_),
+          .k = rope_rotate_rows(k, t.cos, t.sin, 0, layout_)};
 }
 
 }  // namespace poslab

@@ -16,7 +16,7 @@
 //
 // The factor folds into RoPE's tables: cos and sin of pair i at position p carry the amplitude
 // zeta_i^(+p/B) for queries and zeta_i^(-p/B) for keys, so q and k are rotated with two sets of
-// tables (PositionContext: cos_q, sin_q and cos, sin) by the same op, rope_rotate. Its
+// tables (XPosTables below: cos_q, sin_q and cos, sin) by the same op, rope_rotate. Its
 // backward, R^T dy, holds for any such scaled rotation (rope.h). Far from 0 the key's factor
 // zeta_0^(-p/B) grows as 3.5^(p/B): at p/B = 64 it is 7e34, near float's limit 3.4e38, so a
 // position past 64 B (with --position-offset P: P + L - 1) is an error naming it and B.
@@ -30,6 +30,14 @@ namespace poslab {
 // zeta_i for i < D/2.
 std::vector<double> xpos_zeta(int64_t D);
 
+// What xPos builds for one forward (XPos::build), read by xPos alone: RoPE's tables with the
+// decay folded in, one set for the keys and one for the queries, each (Tk, D/2) for positions
+// offset + [0, Tk) ((Bp, Tk, D/2) under random positions).
+struct XPosTables final : SchemeTables {
+  Tensor cos, sin;      // the keys': amplitude zeta_i^(-p/B)
+  Tensor cos_q, sin_q;  // the queries': amplitude zeta_i^(+p/B)
+};
+
 class XPos final : public PositionalEncoding {
  public:
   XPos(int64_t head_dim, double theta, double scale_base, RopeLayout layout);
@@ -42,7 +50,8 @@ class XPos final : public PositionalEncoding {
  protected:
   // The key and query tables of positions [0, Tk) (or the drawn ones): both sets, once per
   // forward.
-  void build(PositionContext& ctx, DType dtype, Device device) const override;
+  std::shared_ptr<const SchemeTables> build(const PositionContext& ctx, DType dtype,
+                                            Device device) const override;
 
  private:
   int64_t d_;
