@@ -240,6 +240,25 @@ static std::string stack_svgs(const std::string& top, const std::string& bottom)
          body(bottom, top_height) + "</svg>\n";
 }
 
+// How much wider than kReadableWidth the plot is drawn (<= 0: it fits).
+static double width_over(const LinePlot& p) {
+  return svg_size(render_line_plot(p), "width") - kReadableWidth;
+}
+
+// The legend and notes keep their width: the plot area gives up what is over.
+std::string render_readable(LinePlot p) {
+  p.width -= std::max(0.0, width_over(p));
+  return render_line_plot(p);
+}
+
+// Two plots one above the other, both narrowed by as much as the wider needs, so that their
+// plot areas (the same pairs on x) stay aligned.
+static std::string stack_readable(LinePlot top, LinePlot bottom) {
+  const double over = std::max({0.0, width_over(top), width_over(bottom)});
+  top.width -= over, bottom.width -= over;
+  return stack_svgs(render_line_plot(top), render_line_plot(bottom));
+}
+
 LinePlot yarn_ramp_figure(const FigureOptions& o) {
   const int64_t D = o.head_dim, T0 = o.train_len;
   const Lang l = o.lang;
@@ -371,19 +390,17 @@ static std::string ngram_table(const std::vector<NgramRow>& rows, const std::str
 // ---------------------------------------------------------------- the command
 
 GuideFigure make_guide_figure(const std::string& name, const FigureOptions& o) {
-  if (name == "rope-decay") return {render_line_plot(rope_decay_figure(o)), ""};
+  if (name == "rope-decay") return {render_readable(rope_decay_figure(o)), ""};
   if (name == "rope-scaling") {
-    return {stack_svgs(render_line_plot(rope_scaling_figure(o)),
-                       render_line_plot(rope_overshoot_figure(o))),
+    return {stack_readable(rope_scaling_figure(o), rope_overshoot_figure(o)),
             rope_scaling_table(o)};
   }
-  if (name == "yarn-ramp") return {render_line_plot(yarn_ramp_figure(o)), yarn_ramp_table(o)};
-  if (name == "alibi-bias") return {render_line_plot(alibi_bias_figure(o)), ""};
+  if (name == "yarn-ramp") return {render_readable(yarn_ramp_figure(o)), yarn_ramp_table(o)};
+  if (name == "alibi-bias") return {render_readable(alibi_bias_figure(o)), ""};
   if (name == "ngram") {
     if (o.data_dir.empty()) fail("figure ngram: expected --data DIR, a prepared corpus");
     const std::vector<NgramRow> rows = ngram_rows(o.data_dir, o.data_dir);
-    return {render_line_plot(ngram_figure(rows, o.data_dir, o.lang)),
-            ngram_table(rows, o.data_dir)};
+    return {render_readable(ngram_figure(rows, o.data_dir, o.lang)), ngram_table(rows, o.data_dir)};
   }
   if (std::optional<GuideFigure> v5 = make_v5_figure(name, o)) return *v5;
   fail("figure: unknown figure '", name,

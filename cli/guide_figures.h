@@ -71,6 +71,9 @@ LinePlot rope_scaling_figure(const FigureOptions& o);    // the wavelengths
 LinePlot rope_overshoot_figure(const FigureOptions& o);  // the angle overshoot
 LinePlot yarn_ramp_figure(const FigureOptions& o);
 LinePlot alibi_bias_figure(const FigureOptions& o);
+// render_line_plot with the plot area narrowed until the figure, legend and notes beside it,
+// is at most kReadableWidth (plot.h) wide: GitHub shows it unscaled, its 11 px text at 11 px.
+std::string render_readable(LinePlot p);
 LinePlot ngram_figure(const std::vector<NgramRow>& rows, const std::string& data_dir,
                       Lang lang = Lang::en);
 // Figure `name` (rope-decay, rope-scaling, yarn-ramp, alibi-bias, ngram): its SVG, and the

@@ -281,13 +281,13 @@ static std::string ramps_table(const FigureOptions& o) {
 
 std::optional<GuideFigure> make_v5_figure(const std::string& name, const FigureOptions& o) {
   if (name == "kerple-kernel")
-    return GuideFigure{render_line_plot(kerple_kernel_figure(o.lang)), kerple_table()};
+    return GuideFigure{render_readable(kerple_kernel_figure(o.lang)), kerple_table()};
   if (name == "prope-pairs")
-    return GuideFigure{render_line_plot(prope_pairs_figure(o)), prope_table(o)};
+    return GuideFigure{render_readable(prope_pairs_figure(o)), prope_table(o)};
   if (name == "xpos-decay")
-    return GuideFigure{render_line_plot(xpos_decay_figure(o)), xpos_table(o)};
+    return GuideFigure{render_readable(xpos_decay_figure(o)), xpos_table(o)};
   if (name == "rope-ramps")
-    return GuideFigure{render_line_plot(rope_ramps_figure(o)), ramps_table(o)};
+    return GuideFigure{render_readable(rope_ramps_figure(o)), ramps_table(o)};
   return std::nullopt;
 }
 

@@ -318,11 +318,15 @@ void draw_axes(std::string& out, const Frame& f, const Axis& x, const Axis& y, b
                          attr("width", f.right - f.left) + attr("height", f.bottom - f.top));
 }
 
-// The title centred over the plot area; axis labels centred along their axes.
+// The title centred over the plot area, or as near as keeps a title wider than the area inside
+// the figure (its width reckoned at the stylesheet's size: 13 px for a panel's, else 15 px);
+// axis labels centred along their axes.
 void draw_titles(std::string& out, const Frame& f, const std::string& title,
                  const char* title_class, const std::string& xlabel, const std::string& ylabel) {
   const double cx = (f.left + f.right) / 2, cy = (f.top + f.bottom) / 2;
-  if (!title.empty()) text(out, cx, 26, title, title_class);
+  const double size = std::string_view(title_class).starts_with("panel-title") ? 13 : 15;
+  if (!title.empty())
+    text(out, std::max(cx, text_width(title, size) / 2 + 4), 26, title, title_class);
   if (!xlabel.empty()) text(out, cx, f.bottom + 40, xlabel, "label middle");
   if (!ylabel.empty()) {
     text(out, 16, cy, ylabel, "label middle",

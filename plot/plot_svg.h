@@ -70,7 +70,8 @@ Frame frame_for(double width, double height, const Axis& x, const Axis& y, bool 
                 bool ylabel);
 // Grid lines (if `grid`), tick marks and labels, and <rect class="plot-area">.
 void draw_axes(std::string& out, const Frame& f, const Axis& x, const Axis& y, bool grid);
-// The title centred over the plot area; axis labels centred along their axes.
+// The title centred over the plot area (moved right where a wide one would start left of the
+// figure); axis labels centred along their axes.
 void draw_titles(std::string& out, const Frame& f, const std::string& title,
                  const char* title_class, const std::string& xlabel, const std::string& ylabel);
 

@@ -218,78 +218,10 @@ static std::string english_word_in(const std::string& text) {
   return "";
 }
 
-// Every `d` of a <path>: the curves as drawn.
-static std::vector<std::string> path_data(const std::string& svg) {
-  std::vector<std::string> out;
-  for (size_t at = svg.find("<path d=\""); at != std::string::npos;
-       at = svg.find("<path d=\"", at + 1))
-    out.push_back(svg.substr(at + 9, svg.find('"', at + 9) - at - 9));
-  return out;
-}
-
-static FigureOptions study_heads(Lang lang) {
-  FigureOptions o;
-  o.head_dim = 32, o.train_len = 256, o.lang = lang;
-  return o;
-}
-
-const char* const kFormulaFigures[] = {"rope-decay",    "rope-scaling", "yarn-ramp",  "alibi-bias",
-                                       "kerple-kernel", "prope-pairs",  "xpos-decay", "rope-ramps"};
-
-TEST_CASE("figure --lang zh: the same curves, every word in Chinese", "[figure][zh]") {
-  for (const char* name : kFormulaFigures) {
-    INFO(name);
-    const std::string en = render_guide_figure(name, study_heads(Lang::en));
-    const std::string zh = render_guide_figure(name, study_heads(Lang::zh));
-    // same code, same numbers: the curves are drawn at the same pixels (the plot area does not
-    // depend on the legend's words)
-    REQUIRE(path_data(zh) == path_data(en));
-    REQUIRE_FALSE(path_data(zh).empty());
-    for (const std::string& t : svg_texts(zh)) {
-      INFO("text: " << t);
-      REQUIRE(english_word_in(t) == "");
-    }
-    bool any_english = false;  // the check above finds the English figure's words
-    for (const std::string& t : svg_texts(en)) any_english |= english_word_in(t) != "";
-    REQUIRE(any_english);
-  }
-  // the title and both axes of each line plot are Chinese
-  const FigureOptions zh = study_heads(Lang::zh);
-  for (const LinePlot& p :
-       {rope_decay_figure(zh), rope_scaling_figure(zh), rope_overshoot_figure(zh),
-        yarn_ramp_figure(zh), alibi_bias_figure(zh), kerple_kernel_figure(Lang::zh),
-        prope_pairs_figure(zh), xpos_decay_figure(zh), rope_ramps_figure(zh)}) {
-    INFO(p.title << " | " << p.xlabel << " | " << p.ylabel);
-    REQUIRE((has_han(p.title) && has_han(p.xlabel)));
-    REQUIRE((has_han(p.ylabel) || p.ylabel == "ζ_i^(Δ/512)"));  // xPos's axis is its formula
-  }
-  // the guide's symbols: b for the base, U_i for the partial sums, Δ for the distance
-  const std::string decay = render_guide_figure("rope-decay", zh);
-  for (const char* s : {">相对距离 Δ = m − n<", ">b = 10000<", "相对上界 (1/(D/2)) Σ_i |U_i|"})
-    REQUIRE_THAT(decay, Contains(s));
-  FigureOptions demo;  // the demo's sizes, as the guide draws alibi-bias
-  demo.lang = Lang::zh;
-  REQUIRE_THAT(render_guide_figure("alibi-bias", demo),
-               Contains(">头 0，m_h = 1/4：半衰距离 2.77<"));
-}
-
-TEST_CASE("figure --lang zh writes NAME.zh.svg; a bad --lang is refused", "[figure][zh]") {
-  test::TempDir dir;
-  const std::filesystem::path cwd = std::filesystem::current_path();
-  std::filesystem::current_path(dir.file(""));
-  const int rc = figure({"yarn-ramp", "--lang", "zh"});
-  std::filesystem::current_path(cwd);
-  REQUIRE(rc == 0);
-  REQUIRE_THAT(read_file(dir.file("yarn-ramp.zh.svg")), Contains("论文版：随 r_i 线性变化"));
-  REQUIRE_FALSE(std::filesystem::exists(dir.file("yarn-ramp.svg")));
-  REQUIRE_THROWS_WITH(figure({"yarn-ramp", "--lang", "fr", "--out", dir.file("x.svg")}),
-                      Contains("--lang: expected en or zh, but got 'fr'"));
-}
-
 // The smallest font size (px) any <text> of the SVG is drawn at: its classes' sizes in the
 // stylesheet (the last that sets one wins, as in CSS), the size of `text` without one, and the
-// exponents' size where a <tspan class="exp"> is used.
-static double smallest_font(const std::string& svg) {
+// exponents' size where a <tspan class="exp"> is used and `exponents` says to count them.
+static double smallest_font(const std::string& svg, bool exponents = true) {
   const auto size_of = [&](const std::string& selector) -> double {
     const size_t at = svg.find(selector + " {");
     if (at == std::string::npos || at > svg.find("</style>")) return 0;
@@ -309,7 +241,7 @@ static double smallest_font(const std::string& svg) {
     }
     smallest = std::min(smallest, size);
   }
-  if (svg.find("<tspan class=\"exp\"") != std::string::npos)
+  if (exponents && svg.find("<tspan class=\"exp\"") != std::string::npos)
     smallest = std::min(smallest, size_of(".exp"));
   return smallest;
 }
@@ -317,6 +249,90 @@ static double smallest_font(const std::string& svg) {
 static double root_width(const std::string& svg) {
   const size_t at = svg.find(" width=\"", svg.find("<svg"));
   return std::stod(svg.substr(at + 8));
+}
+
+// GitHub shows an image at most kReadableWidth (830) px wide: an SVG of width w > 830 is scaled
+// by 830 / w, its text with it. The smallest text must still read as 11 px; a raised exponent
+// (b^(-2i/D), 8 px) is smaller by design, like a superscript in print, and is not counted.
+static void require_legible(const std::string& svg) {
+  const double w = root_width(svg), f = smallest_font(svg, /*exponents=*/false);
+  INFO("width " << w << ", smallest font " << f << " px");
+  REQUIRE(f * std::min(1.0, kReadableWidth / w) >= 11);
+}
+
+// a == b, NaN (a pair that never turns: a gap in the curve) equal to NaN.
+static bool same_values(const std::vector<double>& a, const std::vector<double>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); });
+}
+
+static FigureOptions study_heads(Lang lang) {
+  FigureOptions o;
+  o.head_dim = 32, o.train_len = 256, o.lang = lang;
+  return o;
+}
+
+const char* const kFormulaFigures[] = {"rope-decay",    "rope-scaling", "yarn-ramp",  "alibi-bias",
+                                       "kerple-kernel", "prope-pairs",  "xpos-decay", "rope-ramps"};
+
+TEST_CASE("figure --lang zh: the same curves, every word in Chinese", "[figure][zh]") {
+  for (const char* name : kFormulaFigures) {
+    INFO(name);
+    const std::string en = render_guide_figure(name, study_heads(Lang::en));
+    const std::string zh = render_guide_figure(name, study_heads(Lang::zh));
+    require_legible(en);
+    require_legible(zh);
+    for (const std::string& t : svg_texts(zh)) {
+      INFO("text: " << t);
+      REQUIRE(english_word_in(t) == "");
+    }
+    bool any_english = false;  // the check above finds the English figure's words
+    for (const std::string& t : svg_texts(en)) any_english |= english_word_in(t) != "";
+    REQUIRE(any_english);
+  }
+  // Same code, same numbers: each line plot's curves in both languages. Its title and both axes
+  // are Chinese in the Chinese one.
+  const auto plots = [](Lang l) {
+    const FigureOptions o = study_heads(l);
+    return std::vector<LinePlot>{
+        rope_decay_figure(o),  rope_scaling_figure(o), rope_overshoot_figure(o),
+        yarn_ramp_figure(o),   alibi_bias_figure(o),   kerple_kernel_figure(l),
+        prope_pairs_figure(o), xpos_decay_figure(o),   rope_ramps_figure(o)};
+  };
+  const std::vector<LinePlot> en = plots(Lang::en), zh = plots(Lang::zh);
+  for (size_t k = 0; k < zh.size(); ++k) {
+    const LinePlot& p = zh[k];
+    INFO(p.title << " | " << p.xlabel << " | " << p.ylabel);
+    REQUIRE(p.series.size() == en[k].series.size());
+    for (size_t s = 0; s < p.series.size(); ++s) {
+      REQUIRE((same_values(p.series[s].x, en[k].series[s].x) &&
+               same_values(p.series[s].y, en[k].series[s].y)));
+      REQUIRE(p.series[s].color == en[k].series[s].color);
+    }
+    REQUIRE((has_han(p.title) && has_han(p.xlabel)));
+    REQUIRE((has_han(p.ylabel) || p.ylabel == "ζ_i^(Δ/512)"));  // xPos's axis is its formula
+  }
+  // the guide's symbols: b for the base, U_i for the partial sums, Δ for the distance
+  const std::string decay = render_guide_figure("rope-decay", study_heads(Lang::zh));
+  for (const char* s : {">相对距离 Δ = m − n<", ">b = 10000<", "相对上界 (1/(D/2)) Σ_i |U_i|"})
+    REQUIRE_THAT(decay, Contains(s));
+  FigureOptions demo;  // the demo's sizes, as the guide draws alibi-bias
+  demo.lang = Lang::zh;
+  REQUIRE_THAT(render_guide_figure("alibi-bias", demo),
+               Contains(">头 0，m_h = 1/4：半衰距离 2.77<"));
+}
+
+TEST_CASE("figure --lang zh writes NAME.zh.svg; a bad --lang is refused", "[figure][zh]") {
+  test::TempDir dir;
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.file(""));
+  const int rc = figure({"yarn-ramp", "--lang", "zh"});
+  std::filesystem::current_path(cwd);
+  REQUIRE(rc == 0);
+  REQUIRE_THAT(read_file(dir.file("yarn-ramp.zh.svg")), Contains("论文版：随 r_i 线性变化"));
+  REQUIRE_FALSE(std::filesystem::exists(dir.file("yarn-ramp.svg")));
+  REQUIRE_THROWS_WITH(figure({"yarn-ramp", "--lang", "fr", "--out", dir.file("x.svg")}),
+                      Contains("--lang: expected en or zh, but got 'fr'"));
 }
 
 // An attention map of T tokens, 2 layers x 4 heads, each row spread evenly over its keys.
@@ -340,14 +356,6 @@ static size_t panel_columns(const std::string& svg) {
        at = svg.find("translate(", at + 1))
     xs.insert(svg.substr(at + 10, svg.find(',', at) - at - 10));
   return xs.size();
-}
-
-// GitHub shows an image at most kReadableWidth (830) px wide: an SVG of width w > 830 is scaled
-// by 830 / w, its text with it. The smallest text must still read as 11 px.
-static void require_legible(const std::string& svg) {
-  const double w = root_width(svg), f = smallest_font(svg);
-  INFO("width " << w << ", smallest font " << f << " px");
-  REQUIRE(f * std::min(1.0, kReadableWidth / w) >= 11);
 }
 
 TEST_CASE("attention figures: 11 px text at GitHub's width, in both languages",
@@ -394,7 +402,7 @@ static std::vector<std::string> guide_figures(const std::string& guide) {
   return names;
 }
 
-TEST_CASE("the guides' figures: Chinese in the Chinese guide, legible attention maps",
+TEST_CASE("the guides' figures: Chinese in the Chinese guide, 11 px text at GitHub's width",
           "[figure][docs]") {
   const std::vector<std::string> zh = guide_figures("docs/guide.zh.md");
   const std::vector<std::string> en = guide_figures("docs/guide.md");
@@ -414,10 +422,8 @@ TEST_CASE("the guides' figures: Chinese in the Chinese guide, legible attention 
     // its English twin, which the English guide shows in the same place
     const std::string twin = name.substr(0, name.size() - 7) + ".svg";
     REQUIRE(std::find(en.begin(), en.end(), twin) != en.end());
-    if (name.rfind("attend-", 0) == 0) {
-      require_legible(svg);
-      require_legible(source_file("docs/guide/" + twin));
-    }
+    require_legible(svg);
+    require_legible(source_file("docs/guide/" + twin));
   }
   REQUIRE(en.size() == zh.size());
 }
