@@ -173,7 +173,7 @@ LinePlot xpos_decay_figure(const FigureOptions& o) {
   const Lang l = o.lang;
   LinePlot p;
   p.title = fmt(in_lang(l, "xPos: the factor on pair i's share of q.k, D = %g, scale base 512",
-                        "xPos：q·k 里第 i 对那一项乘的因子，D = %g，scale base 512"),
+                        "xPos：q·k 里第 i 对那一项乘的因子，D = %g，--xpos-scale-base 512"),
                 double(D));
   p.xlabel = in_lang(l, "distance Δ = m - n", "距离 Δ = m − n");
   p.ylabel = in_lang(l, "zeta_i^(Δ/512)", "ζ_i^(Δ/512)");
