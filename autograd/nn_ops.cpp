@@ -1,6 +1,7 @@
 // nn_ops.cpp — the fused neural-network ops: softmax, log-softmax, GELU, LayerNorm,
 // embedding, cross-entropy. Forward and backward loops live in tensor/ (one file each,
-// with the scalar math); the derivations are here.
+// with the scalar math); the derivations are here, but GELU's and LayerNorm's, which are
+// derived once, beside the forward they invert, in nn/gpt_reference.cpp (read that first).
 #include "autograd/ops.h"
 
 namespace poslab {
@@ -26,7 +27,7 @@ Tensor log_softmax(const Tensor& x) {
 }
 
 // y = 0.5 x (1 + tanh u), u = sqrt(2/pi)(x + 0.044715 x^3). Saved: x.
-//   dx = dy [0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) sqrt(2/pi)(1 + 3*0.044715 x^2)]
+// Backward: derived in nn/gpt_reference.cpp (gelu_backward). Test: "ops: gelu".
 Tensor gelu(const Tensor& x) {
   Tensor sx = x.detach();
   return record("gelu", kernel::gelu(x), {&x}, [sx](const Tensor& dy) {
@@ -35,9 +36,7 @@ Tensor gelu(const Tensor& x) {
 }
 
 // y = xhat w + b, xhat = (x - mean) rstd over the last dim (C). Saved: x, w, mean, rstd.
-//   db = sum_rows dy;  dw = sum_rows dy xhat
-//   with g = dy w:  dx = rstd (g - mean_C(g) - xhat mean_C(g xhat))
-// Derivation: dxhat_c/dx_k = rstd([c == k] - 1/C - xhat_c xhat_k / C), then contract with g.
+// Backward: derived in nn/gpt_reference.cpp (layernorm_backward). Test: "ops: layer_norm".
 // dw and db are added straight into their gradient buffers when the engine hands them over
 // (`into`, node.h). dx is returned.
 Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps) {

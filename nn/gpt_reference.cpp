@@ -47,12 +47,24 @@ void layernorm_forward(double* y, double* mean, double* rstd, const double* x, c
   }
 }
 
-// With g_c = dy_c w_c, the gradient that reaches xhat_c:
+// The derivation (the framework's LayerNorm, autograd/nn_ops.cpp and tensor/layer_norm.cpp,
+// computes the same formulas and points here). y_c reaches x only through xhat_c, but mean and
+// rstd depend on every x_k of the row, so each xhat_c depends on every x_k:
+//   dmean/dx_k = 1/C
+//   dvar/dx_k  = (2/C) sum_c (x_c - mean)([c == k] - 1/C) = 2 (x_k - mean) / C
+//                (the 1/C term vanishes: sum_c (x_c - mean) = 0)
+//   drstd/dx_k = -1/2 (var + eps)^(-3/2) dvar/dx_k = -rstd^3 (x_k - mean) / C
+//              = -rstd^2 xhat_k / C
+//   dxhat_c/dx_k = rstd ([c == k] - dmean/dx_k) + (x_c - mean) drstd/dx_k
+//                = rstd ([c == k] - 1/C - xhat_c xhat_k / C)
+// With g_c = dy_c w_c, the gradient that reaches xhat_c, the chain rule sums over c:
+//   dx_k = sum_c g_c dxhat_c/dx_k = rstd (g_k - mean_c g_c - xhat_k mean_c(g_c xhat_c))
+// Line by line:
 //   db_c += dy_c                                      <- y_c = ... + b_c
 //   dw_c += dy_c xhat_c                               <- y_c = xhat_c w_c ...
-//   dx_c += rstd (g_c - mean_k g_k - xhat_c mean_k(g_k xhat_k))   <- xhat_c = (x_c - mean) rstd,
-//           where mean and rstd depend on every x_k of the row:
-//           dxhat_c/dx_k = rstd ([c == k] - 1/C - xhat_c xhat_k / C)
+//   dx_c += rstd (g_c - mean_k g_k - xhat_c mean_k(g_k xhat_k))   <- xhat_c = (x_c - mean) rstd
+// Tests: this function against the framework (tests/nn/test_gpt_reference.cpp), whose op is
+// checked against finite differences ("ops: layer_norm", tests/autograd/test_gradcheck.cpp).
 void layernorm_backward(double* dx, double* dw, double* db, const double* dy, const double* x,
                         const double* w, const double* mean, const double* rstd, int64_t N,
                         int64_t C) {
@@ -112,8 +124,12 @@ void gelu_forward(double* y, const double* x, int64_t n) {
   }
 }
 
+// The derivation (the framework's GELU, autograd/nn_ops.cpp and tensor/gelu.cpp, points here):
+// the product rule on 0.5 x (1 + tanh u), and the chain rule through u, with
+// d tanh(u)/du = 1 - tanh^2 u:
 //   dx += dy [0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) du/dx]    <- y = 0.5 x (1 + tanh u)
 //   du/dx = sqrt(2/pi) (1 + 3 * 0.044715 x^2)                   <- u = sqrt(2/pi) (x + ...)
+// Tests: as LayerNorm's ("ops: gelu", tests/autograd/test_gradcheck.cpp).
 void gelu_backward(double* dx, const double* dy, const double* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const double u = kSqrt2OverPi * (x[i] + 0.044715 * x[i] * x[i] * x[i]);

@@ -1,6 +1,7 @@
 // layer_norm.h — y = (x - mean) / sqrt(var + 1e-5) * weight + bias over the last dim C,
-// var biased (divided by C), as PyTorch computes it (docs/model.md). The fused op and its
-// hand-derived backward are in autograd/nn_ops.cpp (loops in tensor/layer_norm.cpp).
+// var biased (divided by C), as PyTorch computes it (docs/model.md). The fused op is in
+// autograd/nn_ops.cpp (loops in tensor/layer_norm.cpp); its backward is derived in
+// nn/gpt_reference.cpp (layernorm_backward).
 #pragma once
 #include "nn/module.h"
 

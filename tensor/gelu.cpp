@@ -1,7 +1,7 @@
 // gelu.cpp — GELU, tanh form (as GPT-2 and docs/model.md):
-//   y = 0.5 x (1 + tanh(u)),  u = sqrt(2/pi) (x + 0.044715 x^3)
-// Backward:
-//   dy/dx = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+//   y = 0.5 x (1 + tanh(u)),  u = sqrt(2/pi) (x + c x^3),  c = 0.044715
+// Backward (derived in nn/gpt_reference.cpp, gelu_backward):
+//   dy/dx = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) du/dx,  du/dx = sqrt(2/pi) (1 + 3 c x^2)
 // Both loops use 0.5 (1 + tanh u) = sigmoid(2u) = 1 / (1 + exp(-2u)): one exp instead of a
 // tanh, faster (bench/ops, gelu), and exp(-2u) overflowing to inf for very negative u still gives
 // the right limit (sigmoid -> 0). The exp is exp_k (tensor/fast_exp.h): vectorised for f32,

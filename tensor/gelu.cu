@@ -1,9 +1,5 @@
-// gelu.cu — GELU, tanh form, on the GPU (CPU: gelu.cpp, which has the derivation). The same
-// sigmoid form as the CPU, 0.5 (1 + tanh u) = 1 / (1 + exp(-2u)), so both compute the same
-// formula:
-//   y  = x / (1 + exp(-2u)),  u = sqrt(2/pi) (x + 0.044715 x^3)
-//   dx = dy (s + 2 x s (1 - s) du/dx),  s = 1 / (1 + exp(-2u)),  du/dx = sqrt(2/pi) (1 + 3*0.044715
-//   x^2)
+// gelu.cu — GELU, tanh form, on the GPU: the sigmoid form of the CPU's loops (gelu.cpp, which
+// says why), so both compute the same formula; the backward derived in nn/gpt_reference.cpp.
 #include "tensor/backend.h"
 #include "tensor/cuda_util.cuh"
 

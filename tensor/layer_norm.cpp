@@ -72,10 +72,9 @@ Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps,
   return y;
 }
 
-// Backward, with g_c = dy_c w_c:
+// Backward (derived in nn/gpt_reference.cpp, layernorm_backward), with g_c = dy_c w_c:
 //   db_c += dy_c;   dw_c += dy_c xhat_c
 //   dx_c = rstd (g_c - mean_k(g_k) - xhat_c mean_k(g_k xhat_k))
-// (differentiate y through xhat; mean and rstd both depend on every x_k of the row).
 void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, const Tensor& rstd,
                          const Tensor& dy, Tensor* dx, Tensor* dw, Tensor* db) {
   int64_t C = x.size(-1), rows = x.numel() / C;
@@ -92,8 +91,8 @@ void layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, c
     {
       // This thread's sums in its own buffers, copied out once at the end: sums into
       // neighbouring slices of one shared array put the two threads' ends of the slices on
-      // one cache line, written by both on every row (the backward then ran no faster on two
-      // threads than on one).
+      // one cache line, written by both on every row (false sharing: the line moves between
+      // the cores at every write, and a second thread gains nothing).
       std::vector<double> tdw_buf(C, 0.0), tdb_buf(C, 0.0);
       double *tdw = tdw_buf.data(), *tdb = tdb_buf.data();
 #pragma omp for nowait

@@ -1,5 +1,6 @@
-// layer_norm.cu — LayerNorm over the last dim on the GPU (CPU: layer_norm.cpp, which has the
-// derivation). One warp per row of C values; statistics in double, two-pass variance.
+// layer_norm.cu — LayerNorm over the last dim on the GPU (CPU: layer_norm.cpp, the same
+// formulas; the backward derived in nn/gpt_reference.cpp). One warp per row of C values;
+// statistics in double, two-pass variance.
 #include <cmath>
 
 #include "tensor/backend.h"
@@ -30,8 +31,7 @@ __global__ void layer_norm_kernel(const T* x, const T* w, const T* b, T* y, T* m
   if (lane == 0) mean[r] = mt, rstd[r] = s;
 }
 
-// With g_c = dy_c w_c and xhat_c = (x_c - mean) rstd:
-//   dx_c = rstd (g_c - mean_k(g_k) - xhat_c mean_k(g_k xhat_k))
+// dx_c = rstd (g_c - mean_k(g_k) - xhat_c mean_k(g_k xhat_k)), g_c = dy_c w_c (layer_norm.cpp)
 template <class T>
 __global__ void layer_norm_dx_kernel(const T* x, const T* w, const T* mean, const T* rstd,
                                      const T* dy, T* dx, int64_t rows, int64_t C) {
