@@ -74,8 +74,8 @@ int main() {
           return 1;
         }
       }
-      // medians of 41, 11 and 3 runs: a few ms at T = 256 vary by 10% from run to run, and
-      // make bench's step floor reads this line
+      // medians of 41, 11 and 3 runs: the short runs at T = 256 vary most from run to run,
+      // and make bench's step floor reads this line
       double t = time_fwd_bwd([&] { return run(true); }, w, T == 256 ? 41 : T == 1024 ? 11 : 3);
       std::printf("%-18s %6lld %4lld %8.1f ms %12.0f\n", ("attention/" + scheme).c_str(),
                   (long long)T, (long long)B, 1e3 * t, kTokens / t);

@@ -32,9 +32,9 @@ namespace {
 
 // 48 rows: a multiple of both micro-kernels' tile heights (12 with AVX-512, 6 with AVX2), so
 // no strip of a block is ragged, and small enough that the causal blocks skip most of the
-// masked half. Larger blocks ran attention alone a little faster but not a training step
-// (bench/train_step), and each thread's block of scores (rows x Tk) grows with them: too much
-// memory for evaluation windows of thousands of tokens.
+// masked half. Larger blocks do not speed up a training step (bench/train_step), and each
+// thread's block of scores (rows x Tk) grows with them: too much memory for evaluation windows
+// of thousands of tokens.
 constexpr int64_t kRowBlock = 48;
 
 struct Dims {
@@ -135,8 +135,8 @@ inline CausalBand causal_band(const AttentionOptions& o, CausalBand::Kind kind, 
 // kLanesF64 w_p (no trig in the loop; in double the error stays ~1e-13 over 10^4 keys).
 // The keys' pairs are split once per block into x[p][j], y[p][j], contiguous in j. Each row
 // stops at the keys it can see (rounded up to whole lanes): scores_to_probs reads no further.
-// (Looping over the pairs inside each key, with a sum across the vector's lanes per score,
-// was slower: bench/eval_study, the dynamic-scaling evaluation.)
+// (Not the pairs inside each key: that needs a sum across the vector's lanes for every score;
+// bench/eval_study, the dynamic-scaling evaluation.)
 constexpr int64_t kLanesF64 = 8;
 template <class T>
 void rotary_scores(const T* Q, int64_t sq, const T* K, int64_t sk, const AttentionOptions& o,
@@ -242,13 +242,13 @@ void scores_to_probs(T* S, int64_t ldS, int64_t i0, int64_t i1, int64_t j0, int6
     int64_t end;
     const int64_t begin = mask_row(s, r, J, &end);
     T m = minus_inf;
-    // written as a compare-select, which GCC turns into vector maxima; std::max here stayed
-    // a scalar chain, the slowest part of this function (bench/ops, attention forward)
+    // written as a compare-select, which GCC turns into vector maxima; std::max here compiles
+    // to a scalar chain (bench/ops, attention forward)
 #pragma omp simd reduction(max : m)
     for (int64_t j = begin; j < end; ++j) m = s[j] > m ? s[j] : m;
     // z sums in T, one partial sum per vector lane: every term is in (0, 1] and one is 1, so
-    // float's relative error stays ~1e-7 sqrt(J / lanes). Summed in double (half as many
-    // lanes, a conversion per element), this loop was slower (bench/ops, attention forward).
+    // float's relative error stays ~1e-7 sqrt(J / lanes). Not in double: that halves the lanes
+    // and adds a conversion per element (bench/ops, attention forward).
     T z = 0;
 #pragma omp simd reduction(+ : z)
     for (int64_t j = begin; j < end; ++j) {
@@ -347,7 +347,7 @@ void forward_heads(const AttentionTensors& t, const AttentionOptions& o) {
 // of kRowBlock queries touch only the keys they can see, and add their share into dK and dV
 // (beta = 1); within a block each product skips the tiles and terms the causal mask zeroes
 // (CausalBand). One extra Q K^T product buys memory O(Tq) per head instead of O(Tq Tk) for a
-// saved P (a saved P made no step faster: it goes out of cache and back; bench/train_step).
+// saved P (which would not speed up a step: it goes out of cache and back; bench/train_step).
 // Tests: "gradcheck: ops: attention ..." (tests/nn/gradcheck_nn.cpp,
 // test_attention_interventions.cpp), and the comparisons with attention_reference
 // (tests/nn/test_attention.cpp, test_attention_interventions.cpp).

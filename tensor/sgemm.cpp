@@ -156,8 +156,8 @@ struct Panels {
 // (a power of two here) fall into only L2 / (ways * stride) of the cache's sets, so at most
 // L2 / stride of the panel's KC lines fit: on an AMD EPYC of family 25, Zen 3 (512 KiB, 8 ways),
 // the dW of the 512-wide MLP layer (stride 2 KiB) holds 256 lines, exactly one panel, with no room
-// for the A strip and C, and read in place it ran well below its packed rate (bench_train_step
-// on a Zen 3 EPYC, alternating the two). So B stays in place only while a panel needs at most
+// for the A strip and C, and read in place it runs well below its packed rate (bench_train_step
+// on a Zen 3 EPYC). So B stays in place only while a panel needs at most
 // half of that: ldb * 4 * KC <= L2 / 2. Both paths give the same bits.
 int64_t l2_bytes() {
   static const int64_t v = [] {

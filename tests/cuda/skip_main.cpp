@@ -1,8 +1,8 @@
 // test_cuda in a build without the CUDA backend: there are no [cuda] tests to run, so the
 // binary only says why and exits 77, which CTest reports as skipped (as tests/cuda/main.cpp
 // does on a machine without a GPU). The real suite is compiled only where it can run: the
-// Catch2 runner and the three test files cost the builds without CUDA (the portable and
-// sanitizer builds of CI) about 80 s of compiling each, for a binary that always skipped.
+// builds without CUDA (the portable and sanitizer builds of CI) would compile the Catch2
+// runner and the three test files for a binary that always skips.
 #include <cstdio>
 
 #include "tensor/device.h"

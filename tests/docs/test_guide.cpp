@@ -59,8 +59,8 @@ const char* const kGuides[] = {"docs/guide.zh.md", "docs/guide.md"};
 // The commands run exactly as a reader runs them: `make demo` trains its 200 steps and `poslab
 // train` the steps the guide gives, since the numbers they print (losses, attention weights, the
 // greedy poem) are what the guide teaches from, and a shorter run prints other numbers. That is
-// affordable: the demo takes 35-60 s on 2 idle cores, and each guide's five `poslab train` lines
-// train 200 steps each, as the demo models (10-15 s each).
+// affordable: the demo and each guide's five `poslab train` lines train tiny models for 200 steps
+// each.
 //
 // Numbers are compared within a relative tolerance, not exactly: training sums in an order that
 // depends on the CPU's vector width, so a loss after 200 steps differs in its last digits between
