@@ -6,7 +6,7 @@
 //   S = scale * q_i . k_j                     scale (or, with row_freqs, q_i . k_j turned by
 //                                             (j - P_i) times row i's own frequencies)
 //     + rel_bias[h, j - i + Tq - 1]           a bias of the relative position (ALiBi, T5, ...)
-//     + bias[b, h, i, j]  (+ bias_rows)        a bias of each pair (FIRE; random positions)
+//     + bias[b, h, i, j]  (+ bias_rows)       a bias of each pair (FIRE; random positions)
 //   S *= lambda_i                             log_scale_len (evaluation only)
 //   S = -inf where j > P_i (causal), or where |P_i - j| >= window (window > 0)
 // The op (attention_op.h) reads these and never asks which scheme made them; the scheme hands
