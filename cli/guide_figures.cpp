@@ -13,9 +13,9 @@
 #include "plot/plot_svg.h"
 #include "posenc/alibi.h"
 #include "posenc/rope_scaling.h"
+#include "study/ngram.h"
 #include "tensor/check.h"
 #include "train/args.h"
-#include "train/study/ngram.h"
 
 namespace poslab {
 
@@ -371,7 +371,7 @@ LinePlot ngram_figure(const std::vector<NgramRow>& rows, const std::string& data
   }
   p.series.push_back(s);
   p.notes = {"P(w | h) = (c(h w) + k) / (c(h) + k V)",
-             in_lang(l, "(train/study/ngram.h)", "代码见 train/study/ngram.h")};
+             in_lang(l, "(study/ngram.h)", "代码见 study/ngram.h")};
   return p;
 }
 

@@ -24,7 +24,7 @@
 //                  the deployed ramp (yarn_keep: linear in i between floor(d(32)) and
 //                  ceil(d(1)), the code's) beside the paper's (yarn_keep_paper: linear in the
 //                  turns r_i between 1 and 32); the command prints both per pair.
-//   ngram          the val loss of the add-k n-gram references (train/study/ngram.h), n = 1..5,
+//   ngram          the val loss of the add-k n-gram references (study/ngram.h), n = 1..5,
 //                  of a prepared corpus (--data): what counting alone reaches; printed too.
 //   alibi-bias     ALiBi's bias -m_h d against the distance d = i - j for each of H heads
 //                  (posenc/alibi.h): a fixed recency prior, multiplying a key's weight by
@@ -36,7 +36,7 @@
 
 #include "plot/plot.h"
 #include "posenc/posenc.h"
-#include "train/study/tables.h"
+#include "study/tables.h"
 
 namespace poslab {
 

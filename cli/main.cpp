@@ -1,6 +1,6 @@
 // main.cpp — `poslab <command> [flags]`. Errors become one line on stderr and exit code 1.
 // The subcommands live in train/commands.h (prepare, train, eval, generate),
-// train/study/experiments.h (experiments), train/attend.h (attend) and
+// study/experiments.h (experiments), train/attend.h (attend) and
 // cli/guide_figures.h (figure); this file, at the top of the graph, sees them all.
 #include <cstdio>
 #include <cstring>
@@ -8,9 +8,9 @@
 #include <string>
 
 #include "cli/guide_figures.h"
+#include "study/experiments.h"
 #include "train/attend.h"
 #include "train/commands.h"
-#include "train/study/experiments.h"
 
 static const char* kUsage =
     "usage: poslab <command> [flags]     (poslab <command> --help for its flags)\n"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Keeps what the study has finished, so that the next `make experiments`, on this machine or a
-# fresh clone, continues where this one stopped (train/study/archive.h brings it back):
+# fresh clone, continues where this one stopped (study/archive.h brings it back):
 #   - the small files of every finished run (results/runs/<run>/done.json there): its log,
 #     evaluations, probes, scores and stage times, into docs/results/runs/<run>/ (not its
 #     models, states or caches: job.log, sliding.bin, sliding.json, *.safetensors);

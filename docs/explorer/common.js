@@ -4,7 +4,7 @@
 // plain object, each view script adds itself to PX.views.
 "use strict";
 const PX = {
-  // The study's colour per scheme (train/study/report_plots.cpp), everywhere on the page.
+  // The study's colour per scheme (study/report_plots.cpp), everywhere on the page.
   SCHEMES: [
     { name: "none", color: "#000000", zh: "无位置编码 (NoPE)", en: "none (NoPE)" },
     { name: "learned", color: "#E69F00", zh: "learned 可学习", en: "learned" },

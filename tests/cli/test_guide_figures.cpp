@@ -120,7 +120,7 @@ TEST_CASE("figure: YaRN's two ramps at the study's heads (D 32, T0 256), by hand
 
 TEST_CASE("figure: ngram prints the references of a prepared corpus", "[figure]") {
   test::TempDir dir;
-  // a corpus of two symbols: train "abababab", val "abab" (train/study/ngram.h's test has the
+  // a corpus of two symbols: train "abababab", val "abab" (study/ngram.h's test has the
   // numbers by hand; here the command's table and figure)
   std::filesystem::create_directories(dir.file("d"));
   write_file_atomic(dir.file("d/vocab.json"), "[\"a\", \"b\"]");

@@ -292,7 +292,7 @@ std::string command_for(const std::string& line) {
 TEST_CASE("guide: every file:function reference names a file that defines it", "[docs]") {
   static const std::regex ref("([A-Za-z0-9_/.-]+\\.(h|cpp|cu|cuh|sh)):([A-Za-z_][A-Za-z0-9_:]*)");
   static const std::regex path(
-      "(tensor|autograd|posenc|nn|train|data|tests|bench|scripts)/"
+      "(tensor|autograd|posenc|nn|train|study|data|plot|cli|tests|bench|scripts)/"
       "[A-Za-z0-9_/.-]+\\.(h|cpp|cu|cuh|sh)");
   for (const char* file : kGuides) {
     Guide g = parse(file);

@@ -24,7 +24,7 @@ for f in "$R"/tensor/*.cu "$R"/nn/*.cu "$R"/posenc/*.cu "$R"/train/*.cu; do
   rewrite "$f" "$o"
   srcs+=("$o")
 done
-for f in "$R"/{tensor,autograd,posenc,nn,data,plot,train,train/study,cli}/*.cpp "$R"/tests/cuda/*.cpp \
+for f in "$R"/{tensor,autograd,posenc,nn,data,plot,train,study,cli}/*.cpp "$R"/tests/cuda/*.cpp \
   "$H/emu_runtime.cpp"; do
   # (the WebAssembly kernel, tensor/sgemm_wasm.cpp, is the explorer's build only; the one-file
   # trainer's main, nn/gpt_reference_main.cpp, its own program)
@@ -34,7 +34,7 @@ for f in "$R"/{tensor,autograd,posenc,nn,data,plot,train,train/study,cli}/*.cpp 
 done
 
 # objects rebuilt when their source, the emulator or any header of the tree changed
-newest=$(find "$R"/{tensor,autograd,posenc,nn,data,plot,train,cli,tests/cuda} "$E/shadow" -name '*.h' -o -name '*.cuh' |
+newest=$(find "$R"/{tensor,autograd,posenc,nn,data,plot,train,study,cli,tests/cuda} "$E/shadow" -name '*.h' -o -name '*.cuh' |
   xargs ls -t | head -1)
 compile() {
   local obj=$E/obj/$(echo "${1#$R/}" | tr / _).o

@@ -1,0 +1,352 @@
+// report_plots.cpp — the report's figures of measured numbers: perplexity and sliding-window
+// difference against length, loss against position, RoPE scaling, training curves. Every
+// figure gives a scheme the same colour (pe_color) and shades the 95% interval over seeds.
+#include <algorithm>
+#include <cmath>
+
+#include "plot/plot.h"
+#include "study/report.h"
+
+namespace poslab::report_detail {
+namespace {
+
+std::string save(const Study& s, const std::string& name, const std::string& svg) {
+  write_text_file(s.dir + "/plots/" + name + ".svg", svg);
+  return "plots/" + name + ".svg";
+}
+
+bool any_finite(const std::vector<Series>& series) {
+  for (const auto& sr : series) {
+    for (const double y : sr.y) {
+      if (std::isfinite(y)) return true;
+    }
+  }
+  return false;
+}
+
+// Adds point x to sr: y = f(mean over seeds); the band f(low)..f(high) of the 95% interval
+// with 3+ seeds, from the lower to the higher seed with 2, none with 1. `ppl`: f = exp, the
+// lower end clamped at 1.
+void add_point(Series& sr, double x, const PerSeed& v, bool ppl = false) {
+  const Interval i = interval_of(v);
+  double lo = NAN, hi = NAN;
+  if (i.n == 2) {
+    lo = std::min(v.begin()->second, v.rbegin()->second);
+    hi = std::max(v.begin()->second, v.rbegin()->second);
+  } else if (i.has_spread()) {
+    lo = i.low(), hi = i.high();
+  }
+  const auto f = [&](double y) { return ppl ? std::exp(y) : y; };
+  sr.x.push_back(x);
+  sr.y.push_back(i.n ? f(i.mean) : NAN);
+  sr.lo.push_back(ppl ? std::max(1.0, f(lo)) : f(lo));
+  sr.hi.push_back(f(hi));
+}
+
+// "rope", "rope (1 seed)".
+std::string scheme_label(const Study& s, const Group& g, const std::string& pe) {
+  return pe + (group_seeds(s, g, pe).size() == 1 ? " (1 seed)" : "");
+}
+
+const char* kBand = "band: 95% t interval (3+ seeds),";
+const char* kBand2 = "the two seeds' values (2 seeds)";
+
+// Perplexity axes stop at 10x the highest perplexity at the shortest length, so one scheme
+// that blows up is drawn as triangles at the clip and the others keep the height.
+double ppl_clip(const std::vector<Series>& series) {
+  double top = 0;
+  for (const auto& sr : series) {
+    if (!sr.y.empty() && std::isfinite(sr.y.front())) top = std::max(top, sr.y.front());
+  }
+  return top > 0 ? 10 * top : INFINITY;
+}
+
+// A difference axis stops at twice the second-highest series' maximum (at least 0.05 nats),
+// so one scheme that is far off does not flatten the others (its points become triangles).
+std::optional<double> gap_clip(const std::vector<Series>& series) {
+  std::vector<double> tops;
+  for (const auto& sr : series) {
+    double top = -INFINITY;
+    for (const double y : sr.y) {
+      if (std::isfinite(y)) top = std::max(top, y);
+    }
+    if (std::isfinite(top)) tops.push_back(top);
+  }
+  if (tops.size() < 2) return std::nullopt;
+  std::sort(tops.rbegin(), tops.rend());
+  const double clip = std::max(0.05, 2 * tops[1]);
+  return tops[0] > clip ? std::optional<double>(clip) : std::nullopt;
+}
+
+// A vertical dashed grey line at x = T0 from lo to hi, labelled as the training length.
+Series t0_line(long T0, double lo, double hi) {
+  Series sr{"T0 = " + std::to_string(T0) + " (training length)",
+            {double(T0), double(T0)},
+            {lo, hi},
+            "#999999",
+            true,
+            false};
+  return sr;
+}
+
+}  // namespace
+
+std::string pe_color(const std::string& pe) {  // Okabe & Ito's palette, one colour each
+  if (pe == "none") return "#000000";
+  if (pe == "learned") return "#E69F00";
+  if (pe == "sinusoidal") return "#009E73";
+  if (pe == "rope") return "#0072B2";
+  if (pe == "alibi") return "#D55E00";
+  if (pe == "t5") return "#CC79A7";
+  return "#777777";
+}
+
+std::string plot_ppl_vs_length(const Study& s, const Group& g, const std::string& name) {
+  const auto lens = group_lengths(s, g);
+  LinePlot p;
+  p.xlabel = "evaluation length L (tokens)", p.ylabel = "val perplexity (log scale)";
+  p.log_x = p.log_y = true;
+  for (const auto& pe : group_pes(s, g)) {
+    Series sr{scheme_label(s, g, pe), {}, {}, pe_color(pe)};
+    for (const long L : lens) add_point(sr, L, eval_per_seed(s, g, pe, L), true);
+    p.series.push_back(std::move(sr));
+  }
+  if (!any_finite(p.series)) return "";
+  p.y_max = ppl_clip(p.series);
+  p.title = std::string("Perplexity") + std::string(" against length (T0 = ") +
+            std::to_string(lens.front()) + ")";
+  p.notes = {kBand, kBand2, "ppl band clamped at 1", "log axes; y clipped at " + fmt(*p.y_max, 3),
+             "(10x the highest ppl at T0)"};
+  return save(s, name, render_line_plot(p));
+}
+
+std::string plot_loss_vs_position(const Study& s) {
+  if (s.lengths.empty()) return "";
+  const long L = s.lengths.back();
+  LinePlot p;
+  p.title = "Loss against position at L = " + std::to_string(L);
+  p.notes = {kBand, kBand2, "log x axis: bucket midpoints"};
+  p.xlabel = "position in the window (log scale)", p.ylabel = "loss (nats)";
+  p.log_x = true;
+  double lo = INFINITY, hi = -INFINITY, top = -INFINITY;
+  for (const auto& pe : s.pes) {
+    std::map<long, long> ends;
+    const auto losses = position_losses(s, kMain, pe, L, &ends);
+    Series sr{scheme_label(s, kMain, pe), {}, {}, pe_color(pe)};
+    sr.markers = losses.size() <= 32;
+    for (const auto& [start, v] : losses) add_point(sr, 0.5 * (start + ends[start]), v);
+    for (const double y : sr.y) {
+      if (std::isfinite(y)) lo = std::min(lo, y), hi = std::max(hi, y);
+    }
+    if (!sr.y.empty() && std::isfinite(sr.y.front())) top = std::max(top, sr.y.front());
+    p.series.push_back(std::move(sr));
+  }
+  if (!any_finite(p.series)) return "";
+  p.y_max = top + std::log(10.0);  // as the perplexity plots: 10x the first bucket's
+  p.series.push_back(t0_line(s.train_len(), lo, std::min(hi, *p.y_max)));
+  return save(s, "loss_vs_position", render_line_plot(p));
+}
+
+std::string plot_sliding_gap(const Study& s) {
+  LinePlot p;
+  p.title = "Loss − sliding-window loss against length";
+  p.notes = {kBand, kBand2};
+  p.xlabel = "evaluation length L (tokens)", p.ylabel = "difference (nats)";
+  p.log_x = true;
+  for (const auto& pe : s.pes) {
+    Series sr{scheme_label(s, kMain, pe), {}, {}, pe_color(pe)};
+    for (const long L : s.lengths) {
+      add_point(sr, L, eval_per_seed(s, kMain, pe, L, "none", Measure::gap));
+    }
+    p.series.push_back(std::move(sr));
+  }
+  if (!any_finite(p.series)) return "";
+  p.y_max = gap_clip(p.series);
+  p.series.push_back({"0: no difference",
+                      {double(s.lengths.front()), double(s.lengths.back())},
+                      {0, 0},
+                      "#999999",
+                      true,
+                      false});
+  return save(s, "sliding_gap", render_line_plot(p));
+}
+
+std::string plot_sliding_gap_position(const Study& s) {
+  if (s.lengths.empty()) return "";
+  const long L = s.lengths.back();
+  LinePlot p;
+  p.title = "Loss − sliding-window loss per position at L = " + std::to_string(L);
+  p.notes = {kBand, kBand2};
+  p.xlabel = "position in the window", p.ylabel = "difference (nats)";
+  for (const auto& pe : s.pes) {
+    std::map<long, long> ends;
+    Series sr{scheme_label(s, kMain, pe), {}, {}, pe_color(pe)};
+    for (const auto& [start, v] : position_losses(s, kMain, pe, L, &ends, "none", Measure::gap)) {
+      add_point(sr, 0.5 * (start + ends[start]), v);
+    }
+    sr.markers = sr.x.size() <= 32;
+    p.series.push_back(std::move(sr));
+  }
+  if (!any_finite(p.series)) return "";
+  p.y_max = gap_clip(p.series);
+  p.series.push_back({"0: no difference", {0, double(L)}, {0, 0}, "#999999", true, false});
+  return save(s, "sliding_gap_position", render_line_plot(p));
+}
+
+std::string plot_rope_scaling(const Study& s) {
+  LinePlot p;
+  p.title = "RoPE: perplexity against length per scaling";
+  p.notes = {kBand, kBand2, "log axes"};
+  p.xlabel = "evaluation length L (tokens)", p.ylabel = "val perplexity (log scale)";
+  p.log_x = p.log_y = true;
+  for (const auto& sc : rope_scalings(s)) {
+    Series sr{sc == "none" ? "none (plain RoPE)" : sc, {}, {}};
+    sr.dashed = sc == "none";
+    for (const long L : s.lengths) {
+      add_point(sr, L, eval_per_seed(s, kMain, "rope", L, sc), true);
+    }
+    p.series.push_back(std::move(sr));
+  }
+  if (p.series.size() <= 1 || !any_finite(p.series)) return "";
+  return save(s, "rope_scaling", render_line_plot(p));
+}
+
+std::string plot_training_curves(const Study& s, const Group& g, const std::string& corpus,
+                                 const std::string& name) {
+  LinePlot p;
+  p.title = std::string("Val loss") + std::string(" during training, with the add-k n-gram lines");
+  p.xlabel = "step", p.ylabel = "val loss (nats)";
+  double x0 = INFINITY, x1 = -INFINITY;
+  for (const auto& pe : group_pes(s, g)) {
+    const auto seeds = group_seeds(s, g, pe);
+    for (const long seed : seeds) {
+      const auto it = s.curves.find(g.name(pe, seed));
+      if (it == s.curves.end()) continue;
+      Series sr{seed == seeds.front() ? pe : "", {}, {}, pe_color(pe), seed != seeds.front()};
+      for (const auto& c : it->second) {  // steps without an evaluation log val_loss = nan
+        if (std::isfinite(c.val_loss)) sr.x.push_back(c.step), sr.y.push_back(c.val_loss);
+      }
+      sr.markers = false;
+      if (!sr.x.empty()) x0 = std::min(x0, sr.x.front()), x1 = std::max(x1, sr.x.back());
+      p.series.push_back(std::move(sr));
+    }
+  }
+  if (!any_finite(p.series)) return "";
+  p.series.push_back({"later seeds: dashed", {}, {}, "#666666", true, false});
+  bool first = true;
+  for (long n = 1; n <= 5; ++n) {
+    const double v = ngram_loss(s, corpus, n);
+    if (std::isnan(v)) continue;
+    Series sr{first ? "add-k n-gram models" : "", {x0, x1}, {v, v}, "#999999", true, false};
+    // labels alternate between the ends, so neighbouring lines do not overwrite each other
+    sr.point_labels = {std::to_string(n) + "-gram", ""};
+    if (n % 2 == 0) std::swap(sr.point_labels[0], sr.point_labels[1]);
+    p.series.push_back(std::move(sr));
+    first = false;
+  }
+  return save(s, name, render_line_plot(p));
+}
+
+std::string plot_rope_scaling_position(const Study& s) {
+  const auto scalings = rope_scalings(s);
+  if (s.lengths.empty() || scalings.size() <= 1) return "";
+  const long L = s.lengths.back();
+  LinePlot p;
+  p.title = "RoPE: loss against position at L = " + std::to_string(L) + " per scaling";
+  p.xlabel = "position in the window", p.ylabel = "loss (nats)";
+  for (const auto& sc : scalings) {
+    std::map<long, long> ends;
+    Series sr{sc == "none" ? "none (plain RoPE)" : sc, {}, {}};
+    sr.dashed = sc == "none";
+    for (const auto& [start, v] : position_losses(s, kMain, "rope", L, &ends, sc)) {
+      add_point(sr, 0.5 * (start + ends[start]), v);
+    }
+    sr.markers = sr.x.size() <= 32;
+    if (!sr.x.empty()) p.series.push_back(std::move(sr));
+  }
+  if (!any_finite(p.series)) return "";
+  p.notes = {kBand, kBand2};
+  return save(s, "rope_scaling_position", render_line_plot(p));
+}
+
+std::string plot_rope_theta(const Study& s) {
+  LinePlot p;
+  p.title = "RoPE: perplexity against length per base theta";
+  p.notes = {kBand, kBand2, "log axes"};
+  p.xlabel = "evaluation length L (tokens)", p.ylabel = "val perplexity (log scale)";
+  p.log_x = p.log_y = true;
+  const auto seeds10 = group_seeds(s, kTheta10, "rope");
+  // theta 10000: the main runs' B/4 branches, trained as long as the theta runs (the table's rule)
+  for (const auto& [g, label] :
+       {std::pair{kTheta10, "theta 10"}, std::pair{kB4, "theta 10000 (B/4 branches)"},
+        std::pair{kTheta1e6, "theta 1e6"}}) {
+    Series sr{label, {}, {}};
+    for (const long L : s.lengths) {
+      PerSeed v = eval_per_seed(s, g, "rope", L);
+      if (g.suffix == kB4.suffix && !seeds10.empty()) {  // on the ablation's seeds
+        std::erase_if(v, [&](const auto& kv) {
+          return std::find(seeds10.begin(), seeds10.end(), kv.first) == seeds10.end();
+        });
+      }
+      add_point(sr, L, v, true);
+    }
+    p.series.push_back(std::move(sr));
+  }
+  if (group_seeds(s, kTheta10, "rope").empty() && group_seeds(s, kTheta1e6, "rope").empty()) {
+    return "";
+  }
+  return save(s, "rope_theta", render_line_plot(p));
+}
+
+std::string plot_unseen_vs_length(const Study& s) {
+  const long T0 = s.train_len();
+  LinePlot p;
+  p.title = "Loss on unseen positions [T0, 4T0) against length (T0 = " + std::to_string(T0) + ")";
+  p.xlabel = "evaluation length L (tokens)", p.ylabel = "loss on [T0, 4T0) (nats)";
+  p.log_x = true;
+  p.notes = {kBand, kBand2, "log x axis"};
+  size_t points = 0;
+  for (const auto& pe : s.pes) {
+    Series sr{scheme_label(s, kMain, pe), {}, {}, pe_color(pe)};
+    for (const long L : s.lengths) {
+      const PerSeed v = unseen_per_seed(s, kMain, pe, L, 1);
+      if (!v.empty()) add_point(sr, L, v);
+    }
+    points = std::max(points, sr.x.size());
+    p.series.push_back(std::move(sr));
+  }
+  if (points < 2) return "";  // one length: the table says it, a figure would not
+  p.y_max = gap_clip(p.series);
+  return save(s, "unseen_vs_length", render_line_plot(p));
+}
+
+std::string plot_budget(const Study& s) {
+  LinePlot p;
+  p.title = "Val loss at T0 against the training budget (mean over seeds)";
+  p.xlabel = "tokens trained on (log scale)", p.ylabel = "val loss (nats)";
+  p.log_x = true;
+  double x0 = INFINITY, x1 = -INFINITY;
+  for (const auto& pe : s.pes) {
+    const Budget b = budget_of(s, pe);
+    Series sr{pe, {}, {}, pe_color(pe)};
+    for (const auto& [g, v] : {std::pair{kB4, b.b4}, {kB2, b.b2}, {kMain, b.b}}) {
+      const std::vector<const RunRow*> runs = group_runs(s, g, pe);
+      if (runs.empty() || !std::isfinite(v)) continue;
+      const double tokens = runs.front()->tokens;
+      sr.x.push_back(tokens), sr.y.push_back(v);
+      x0 = std::min(x0, tokens), x1 = std::max(x1, tokens);
+    }
+    if (sr.x.size() >= 2) p.series.push_back(std::move(sr));
+  }
+  if (p.series.empty()) return "";
+  for (const long n : {3L, 5L}) {
+    const double v = ngram_loss(s, main_corpus(s), n);
+    if (std::isnan(v)) continue;
+    Series sr{"", {x0, x1}, {v, v}, "#999999", true, false};
+    sr.point_labels = {std::to_string(n) + "-gram", ""};
+    p.series.push_back(std::move(sr));
+  }
+  return save(s, "budget", render_line_plot(p));
+}
+
+}  // namespace poslab::report_detail

@@ -1,0 +1,174 @@
+// Tests for study/report.h, continued: the report is tables, figures and captions (no
+// generated prose), missing files turn sections into "not run", every plot the report links
+// is well-formed SVG, the figures avoid the defects of v2 (pooled seeds, bands below 1, buckets
+// that do not resolve T0), and the v4 figures read the runs their tables read (the budget curve
+// every seed, the theta figure the B/4 branches).
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "tests/plot/xml_check.h"
+#include "tests/study/report_fixture.h"
+
+using namespace poslab;
+using namespace poslab::report_detail;
+using namespace report_test;
+
+TEST_CASE("no prose is generated: every paragraph is a table, a figure or a caption", "[report]") {
+  TempDir d;
+  write_study(d);
+  const std::string md = report_of(d);
+  CHECK(md.find("What the numbers say") == std::string::npos);
+  for (const char* word : {"on every seed", "rises", "falls", "not interpretable", "‡"}) {
+    INFO(word);
+    CHECK(md.find(word) == std::string::npos);
+  }
+}
+
+TEST_CASE("missing files turn their sections into \"not run\"", "[report]") {
+  TempDir d;  // an empty folder: nothing at all
+  const std::string md = report_of(d);
+  for (const char* f : {"runs.csv", "extrapolation.csv", "tasks.csv", "mlm.csv", "timing.csv",
+                        "tuning.csv", "loc.csv", "attention.csv", "attribution.csv", "copy.csv",
+                        "rope_pairs.csv", "throughput.csv"}) {
+    INFO(f);
+    CHECK(md.find(std::string("**Not run**: `") + f + "` ") != std::string::npos);
+  }
+  CHECK(row(md, "## Parts of the plan: what is done", "main runs <pe>_s<seed>") ==
+        "| main runs <pe>_s<seed> | runs.csv | 0 | **not in the results** |");
+  CHECK(row(md, "## Setup", "corpus") == "| corpus | not recorded (no corpus.csv) |");
+  CHECK(md.find("- corpus.csv: not produced\n") != std::string::npos);
+  CHECK(md.find("- throughput.csv: not produced\n") != std::string::npos);
+  CHECK(row(md, "## Setup", "machines that made the runs") ==
+        "| machines that made the runs | n/a |");
+  CHECK(fs::exists(d.path + "/plots/rope_rotation.svg"));  // drawn from the formula alone
+  CHECK(fs::exists(d.path + "/plots/rope_offset.svg"));
+
+  d.write("mlm.csv", "run,pe,seed,val_loss,shuffle_max_diff\n");  // a header only: not run too
+  const std::string md2 = report_of(d);
+  CHECK(md2.find("**Not run**: `mlm.csv` holds no rows (the quick study skips some parts).") !=
+        std::string::npos);
+}
+
+TEST_CASE("every plot REPORT.md links exists and is well-formed SVG", "[report]") {
+  TempDir d;
+  write_study(d);
+  const std::string md = report_of(d);
+  std::set<std::string> linked;  // every "](plots/NAME.svg)"
+  for (size_t a = md.find("](plots/"); a != std::string::npos; a = md.find("](plots/", a + 1)) {
+    linked.insert(md.substr(a + 2, md.find(')', a) - a - 2));
+  }
+  for (const char* p :
+       {"plots/ppl_vs_length.svg", "plots/training_curves.svg", "plots/loss_vs_position.svg",
+        "plots/sliding_gap.svg", "plots/rope_scaling.svg", "plots/rope_rotation.svg",
+        "plots/rope_offset.svg", "plots/attention_rope.svg", "plots/attention_none.svg",
+        "plots/passkey.svg", "plots/task_reverse.svg", "plots/attribution.svg",
+        "plots/copy_gain.svg", "plots/rope_pairs.svg", "plots/budget.svg", "plots/rope_theta.svg",
+        "plots/sliding_gap_position.svg", "plots/rope_scaling_position.svg"}) {
+    INFO(p);
+    CHECK(linked.count(p) == 1);
+  }
+  for (const auto& p : linked) {
+    INFO(p);
+    REQUIRE(fs::exists(d.path + "/" + p));
+    CHECK(xml_error(read_file(d.path + "/" + p)) == "");
+  }
+  // Seed bands on the perplexity plot; rope and sinusoidal in different colours.
+  const std::string ppl = read_file(d.path + "/plots/ppl_vs_length.svg");
+  CHECK(ppl.find("class=\"band\"") != std::string::npos);
+  CHECK(pe_color("rope") != pe_color("sinusoidal"));
+  // Every head of the first and the last layer: 2 layers x 2 heads.
+  CHECK(read_file(d.path + "/plots/attention_rope.svg").find(">layer 3, head 1<") !=
+        std::string::npos);
+}
+
+TEST_CASE("the figures: seeds not pooled, bands not below 1, positions on a log axis", "[report]") {
+  TempDir d;
+  write_study(d);
+  report_of(d);
+  // passkey: one panel per scheme and seed (rope seeds 1 and 2, alibi seed 1 and an empty 2).
+  const std::string passkey = read_file(d.path + "/plots/passkey.svg");
+  CHECK(passkey.find(">rope, seed 1<") != std::string::npos);
+  CHECK(passkey.find(">rope, seed 2<") != std::string::npos);
+  CHECK(passkey.find("pooled") == std::string::npos);
+  // Loss against position: a log x axis (its note says so).
+  CHECK(read_file(d.path + "/plots/loss_vs_position.svg").find("log x axis") != std::string::npos);
+  // Copy gain: the training length marked.
+  CHECK(read_file(d.path + "/plots/copy_gain.svg").find("T0 = 256") != std::string::npos);
+  // RoPE pairs: YaRN's alpha and beta marked.
+  CHECK(read_file(d.path + "/plots/rope_pairs.svg").find("1/beta = 1/32") != std::string::npos);
+}
+
+namespace {
+
+// Adds `by` to the loss of extrapolation.csv's rows (or runs.csv's val_loss) of the runs named,
+// writes the report again and returns the figure at `plot`.
+std::string figure_after(const TempDir& d, const std::string& plot,
+                         const std::set<std::string>& runs, double by, bool in_runs_csv = false) {
+  if (in_runs_csv) {
+    std::vector<RunRow> rows = read_rows<RunRow>(d.path + "/runs.csv");
+    for (auto& r : rows) r.val_loss += runs.count(r.run) ? by : 0;
+    write_rows(d.path + "/runs.csv", rows);
+  } else {
+    std::vector<EvalRow> rows = read_rows<EvalRow>(d.path + "/extrapolation.csv");
+    for (auto& e : rows) e.loss += runs.count(e.run) ? by : 0;
+    write_rows(d.path + "/extrapolation.csv", rows);
+  }
+  report_of(d);
+  return read_file(d.path + "/" + plot);
+}
+
+}  // namespace
+
+TEST_CASE("the theta figure sets theta 10 and 1e6 against RoPE's B/4 branches", "[report]") {
+  TempDir d;
+  write_study(d);
+  report_of(d);
+  const std::string plot = "plots/rope_theta.svg", before = read_file(d.path + "/" + plot);
+  CHECK(before.find(">theta 10000 (B/4 branches)<") != std::string::npos);
+  // The main runs (budget B) are not in it, nor the branch of a seed the ablation lacks (3).
+  CHECK(figure_after(d, plot, {"rope_s1", "rope_s2", "rope_s3"}, 0.5) == before);
+  CHECK(figure_after(d, plot, {"rope_b4_s3"}, 0.5) == before);
+  // The B/4 branches of the ablation's seeds are.
+  CHECK(figure_after(d, plot, {"rope_b4_s2"}, 0.5) != before);
+}
+
+TEST_CASE("the budget figure is the mean over seeds, not seed 1 alone", "[report]") {
+  TempDir d;
+  write_study(d);
+  report_of(d);
+  const std::string plot = "plots/budget.svg", before = read_file(d.path + "/" + plot);
+  CHECK(before.find("mean over seeds") != std::string::npos);
+  CHECK(figure_after(d, plot, {"alibi_b4_s2"}, 0.5, true) != before);
+}
+
+TEST_CASE("a malformed CSV fails naming the file and the line", "[report]") {
+  TempDir d;
+  write_study(d);
+  const auto error_of = [&] {
+    try {
+      write_report(d.path, kInfo);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  SECTION("a row with a field missing") {
+    const std::string runs = read_file(d.path + "/runs.csv");
+    const size_t line3 = runs.find('\n', runs.find('\n') + 1) + 1;
+    d.write("runs.csv", runs.substr(0, line3) + "oops,rope,1\n" + runs.substr(line3));
+    CHECK(error_of() ==
+          d.path + "/runs.csv: line 3: expected 16 fields, as in the header, but got 3");
+  }
+  SECTION("a field that is not a number") {
+    d.write("ngram.csv", "corpus,n,k,val_loss\npystdlib,3,0.1,abc\n");
+    CHECK(error_of() ==
+          d.path + "/ngram.csv: line 2: column 'val_loss': expected a number, but got 'abc'");
+  }
+  SECTION("a missing column") {
+    d.write("loc.csv", "pe,file,params\nnone,a.cpp,1\n");
+    CHECK(error_of() == d.path +
+                            "/loc.csv: line 1: expected a column 'lines' in the header, but got "
+                            "'pe,file,params'");
+  }
+}
