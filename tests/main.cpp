@@ -1,3 +1,6 @@
-// The one Catch2 main for every test binary.
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
+// The one main of the test binaries: Catch2's session over the test cases linked in.
+#include "tests/support/catch_session.h"
+
+int main(int argc, char** argv) {
+  return poslab::test::run_catch_session(argc, argv);
+}

@@ -1,11 +1,10 @@
 // The Catch2 main of test_cuda. Without a usable GPU (or without the CUDA backend) it prints
 // the reason and exits 77, which CTest reports as skipped (SKIP_RETURN_CODE, CMakeLists.txt).
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
 #include <cstdio>
 #include <string>
 
 #include "tensor/device.h"
+#include "tests/support/catch_session.h"
 
 int main(int argc, char** argv) {
   bool listing = argc > 1 && std::string(argv[1]).rfind("--list", 0) == 0;  // needs no GPU
@@ -15,5 +14,5 @@ int main(int argc, char** argv) {
     return 77;
   }
   std::printf("GPU: %s\n", poslab::cuda_device_name().c_str());
-  return Catch::Session().run(argc, argv);
+  return poslab::test::run_catch_session(argc, argv);
 }

@@ -7,13 +7,14 @@
 // (tests/support/gradcheck.h), and the op's name, "<table>: <what>", says which table it goes
 // in. A new encoding adds rows by adding one check named "<encoding>: ...".
 // Arguments are Catch2's (e.g. `gradcheck "[posenc]"`); without any, every [gradcheck] case.
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "posenc/factory.h"
+#include "tests/support/catch_session.h"
 #include "tests/support/gradcheck.h"
 
 using poslab::testing::GradcheckResult;
@@ -85,7 +86,8 @@ std::vector<std::string> table_order(const std::vector<GradcheckResult>& log) {
 int main(int argc, char** argv) {
   std::vector<const char*> args(argv, argv + argc);
   if (argc == 1) args.push_back("[gradcheck]");
-  int failed = Catch::Session().run(static_cast<int>(args.size()), const_cast<char**>(args.data()));
+  int failed = poslab::test::run_catch_session(static_cast<int>(args.size()),
+                                               const_cast<char**>(args.data()));
   const auto& log = poslab::testing::gradcheck_log();
   int checks = 0, bad = 0;
   int64_t elements = 0;

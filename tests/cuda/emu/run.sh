@@ -25,7 +25,7 @@ for f in "$R"/tensor/*.cu "$R"/nn/*.cu "$R"/posenc/*.cu "$R"/train/*.cu; do
   srcs+=("$o")
 done
 for f in "$R"/{tensor,autograd,posenc,nn,data,plot,train,study,cli}/*.cpp "$R"/tests/cuda/*.cpp \
-  "$H/emu_runtime.cpp"; do
+  "$R/tests/catch_impl.cpp" "$H/emu_runtime.cpp"; do
   # (the WebAssembly kernel, tensor/sgemm_wasm.cpp, is the explorer's build only; the one-file
   # trainer's main, nn/gpt_reference_main.cpp, its own program)
   case $f in */device_stub.cpp | */cuda_stub.cpp | */cli/main.cpp | */tests/cuda/skip_main.cpp | \
@@ -49,7 +49,8 @@ export E R H newest
 printf '%s\n' "${srcs[@]}" "$R/cli/main.cpp" | xargs -P "$(nproc)" -I{} bash -c 'compile {}' >"$E/objs.txt"
 objs=$(grep -v cli_main.cpp.o "$E/objs.txt")
 g++ -fopenmp -rdynamic -o "$E/test_cuda_emu" $objs -lopenblas -ldl
-g++ -fopenmp -rdynamic -o "$E/poslab_emu" $(grep -v -E 'tests_cuda_(test_|main)' "$E/objs.txt") -lopenblas -ldl
+g++ -fopenmp -rdynamic -o "$E/poslab_emu" $(grep -v -E 'tests_(cuda_test_|cuda_main|catch_impl)' "$E/objs.txt") \
+  -lopenblas -ldl
 g++ -std=c++20 -O2 -shared -fPIC -I"$H/include" "$H/fake_cublas.cpp" -o "$E/libcublas.so.13"
 echo "built $E/test_cuda_emu and $E/poslab_emu"
 LD_LIBRARY_PATH="$E" OMP_WAIT_POLICY=PASSIVE "$E/test_cuda_emu" "$@"
