@@ -6,6 +6,7 @@
 # are only results on an idle machine.
 #   bench/v5_schemes.sh [BUILD=build/release]
 set -euo pipefail
+cmake --build "${1:-build/release}" --target bench_v5_schemes >/dev/null # not built by default
 bin=${1:-build/release}/bench/bench_v5_schemes
 echo "# $(lscpu | sed -n 's/^Model name: *//p'), family $(lscpu | sed -n 's/^CPU family: *//p') model $(lscpu | sed -n 's/^Model: *//p'); $(grep -o 'avx2\|fma\|avx512f\|avx512bw\|avx512vl' /proc/cpuinfo | sort -u | tr '\n' ' ')"
 echo "# $(git rev-parse --short HEAD), $(nproc) threads, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +'%F %H:%M') UTC"

@@ -22,6 +22,7 @@
 set -euo pipefail
 build=${1:-build/release}
 poslab=$build/train/poslab
+cmake --build "$build" --target poslab bench_train_step >/dev/null # bench/: not built by default
 rounds=${ROUNDS:-3}
 threads=${THREADS:-2}
 tmp=$(mktemp -d)
