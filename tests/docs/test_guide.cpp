@@ -489,49 +489,89 @@ TEST_CASE("guide: the number rules (tolerances, speeds, exact integers)", "[docs
 
 namespace {
 
-// Runs every command of one guide in a scratch folder of its own, from a fresh clone's view
-// (no data, no runs: the guide's own `make demo` makes them), as a reader of that guide alone
-// would. The reader runs them at the root of the clone, so the scratch folder has the clone's
-// docs/ (a link): the exercises evaluate the study's models in docs/results/models. One test case
-// per guide, so that CTest runs the two at once (tests/CMakeLists.txt).
-void check_commands(const char* file) {
-  poslab::test::TempDir dir;
-  fs::create_directory_symlink(kSource + "/docs", dir.file("docs"));
+// One command of a guide: a line of a ```sh block, with the ```text block shown right after
+// that block (if any): an `error:` in it means the command must fail, and for a block of one
+// command its lines are the output the command must print.
+struct Command {
+  std::string line;
+  size_t block_line = 0;  // the line of its ```sh block in the guide
+  std::vector<std::string> shown;
+  bool compare = false;  // the shown lines are this command's output
+};
+
+std::vector<Command> commands_of(const std::string& file) {
   Guide g = parse(file);
+  std::vector<Command> out;
   for (size_t k = 0; k < g.blocks.size(); ++k) {
     const Block& b = g.blocks[k];
     if (b.lang != "sh") continue;
     const bool shown = b.followed && k + 1 < g.blocks.size() && g.blocks[k + 1].lang == "text";
     for (const std::string& line : b.lines) {
       if (line.empty() || line[0] == '#') continue;
-      INFO(file << ":" << b.line_no << ": " << line);
-      if (line.rfind("make ", 0) == 0 && line != "make demo") {
-        CHECK(read(kSource + "/Makefile").find("\n" + line.substr(5) + ":") != std::string::npos);
-        continue;
-      }
-      std::string cmd = command_for(line), out;
-      if (cmd.empty()) continue;
-      int status = run(dir.path(), cmd, out);
-      INFO("output:\n" << out);
-      const std::vector<std::string> none;
-      const std::vector<std::string>& shown_lines = shown ? g.blocks[k + 1].lines : none;
-      bool fails = std::any_of(shown_lines.begin(), shown_lines.end(), [](const std::string& l) {
-        return l.find("error:") != std::string::npos;
-      });
-      CHECK((fails ? status != 0 : status == 0));
-      if (shown && b.lines.size() == 1) CHECK(output_matches(shown_lines, out));
+      out.push_back({line, b.line_no, shown ? g.blocks[k + 1].lines : std::vector<std::string>{},
+                     shown && b.lines.size() == 1});
     }
+  }
+  return out;
+}
+
+// One command's result against what one guide shows for it.
+void check_result(const std::string& file, const Command& c, int status, const std::string& out) {
+  INFO(file << ":" << c.block_line << ": " << c.line);
+  INFO("output:\n" << out);
+  bool fails = std::any_of(c.shown.begin(), c.shown.end(), [](const std::string& l) {
+    return l.find("error:") != std::string::npos;
+  });
+  CHECK((fails ? status != 0 : status == 0));
+  if (c.compare) CHECK(output_matches(c.shown, out));
+}
+
+// Runs the commands of guides that give the same commands in the same order, once, in a scratch
+// folder of its own, from a fresh clone's view (no data, no runs: the guide's own `make demo`
+// makes them), as a reader of either guide would; each command's result is checked against
+// what every one of these guides shows. The reader runs them at the root of the clone, so the
+// scratch folder has the clone's docs/ (a link): the exercises evaluate the study's models in
+// docs/results/models.
+void check_commands(const std::vector<std::string>& files) {
+  std::vector<std::vector<Command>> lists;
+  for (const std::string& f : files) lists.push_back(commands_of(f));
+  poslab::test::TempDir dir;
+  fs::create_directory_symlink(kSource + "/docs", dir.file("docs"));
+  for (size_t k = 0; k < lists[0].size(); ++k) {
+    const std::string& line = lists[0][k].line;
+    if (line.rfind("make ", 0) == 0 && line != "make demo") {
+      INFO(files[0] << ":" << lists[0][k].block_line << ": " << line);
+      CHECK(read(kSource + "/Makefile").find("\n" + line.substr(5) + ":") != std::string::npos);
+      continue;
+    }
+    std::string cmd = command_for(line), out;
+    if (cmd.empty()) continue;
+    int status = run(dir.path(), cmd, out);
+    for (size_t i = 0; i < files.size(); ++i) check_result(files[i], lists[i][k], status, out);
   }
 }
 
 }  // namespace
 
-TEST_CASE("guide (Chinese): every command runs on the demo models and prints what it shows",
-          "[docs][slow][zh]") {
-  check_commands("docs/guide.zh.md");
-}
-
-TEST_CASE("guide (English): every command runs on the demo models and prints what it shows",
-          "[docs][slow][en]") {
-  check_commands("docs/guide.md");
+// The English guide gives the Chinese guide's commands, in the same order, and a command run
+// after the same commands prints the same output: the two readers' folders are the same. So the
+// commands run once and each output is checked against both guides (half the time of running
+// each guide's commands: the training runs are most of this test). Guides whose commands
+// differ run each in a folder of its own.
+TEST_CASE("guides: every command runs on the demo models and prints what each guide shows",
+          "[docs][slow][guides]") {
+  std::vector<std::vector<std::string>> groups;  // guides with the same commands
+  std::vector<std::vector<std::string>> lines;   // each group's commands
+  for (const char* file : kGuides) {
+    std::vector<std::string> these;
+    for (const Command& c : commands_of(file)) these.push_back(c.line);
+    auto same = std::find(lines.begin(), lines.end(), these);
+    if (same == lines.end()) {
+      groups.push_back({file});
+      lines.push_back(these);
+    } else {
+      groups[same - lines.begin()].push_back(file);
+    }
+  }
+  for (const auto& group : groups) check_commands(group);
 }
