@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make demo: the small Chinese models that the guide (docs/guide.zh.md, docs/guide.md) uses,
-# trained on Tang and Song poems (the fortunes-zh corpus), 200 steps each: 35-60 s on 2 idle cores
-# (74 s measured while the study ran beside it); demo-zh-rope ends well below the add-k 2-gram
+# trained on Tang and Song poems (the fortunes-zh corpus), 200 steps each: under a minute on 2 idle
+# cores; demo-zh-rope ends well below the add-k 2-gram
 # (`poslab figure ngram --data data/fortunes-zh`, section 0 of the guide).
 #
 #   scripts/demo.sh PATH/TO/poslab [STEPS]        run from the repository root

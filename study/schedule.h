@@ -28,8 +28,7 @@ std::string job_command_line(const StudyConfig& c, const RunSpec& r);
 
 // The training tokens/s between the first and the last row of a log.csv, leaving out the steps
 // up to the first row: the first steps (thread pool, first touch of every buffer) are slower
-// than the rest, and measured from step 1 both ways looked slower than they train (throughput.csv
-// against the runs' own logs, docs/results/runs).
+// than the rest, so counting them would make every run look slower than it trains.
 // tokens_per_s at step k counts every step since the start: T_k = k * tokens_per_step / tps_k,
 // so the rate between rows k0 and k1 is
 //   (k1 - k0) * tokens_per_step / (T_k1 - T_k0) = (k1 - k0) / (k1 / tps_k1 - k0 / tps_k0).

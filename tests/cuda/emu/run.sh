@@ -4,7 +4,7 @@
 # [cuda] tests of test_cuda run on it, GPU against CPU as on a real GPU. It catches wrong
 # indexing, strides, tile bounds, barriers not reached by every thread, shuffles by partial
 # warps, the host reading device memory, and bad cuBLAS arguments; not races or speed (see
-# include/cuda_runtime.h). Slow: minutes (a training step of the canonical model takes ~5).
+# include/cuda_runtime.h). Slow: minutes (the emulator runs each GPU thread on the CPU).
 # Usage: tests/cuda/emu/run.sh [test_cuda arguments, e.g. "~[slow]"]
 # Also builds build/emu/poslab_emu (poslab on the emulator: `--device cuda` runs there).
 set -euo pipefail
