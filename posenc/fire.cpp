@@ -101,29 +101,6 @@ FirePieces pieces_of(const FireValues& v) {
   return p;
 }
 
-// Row i of sequence b, forward only: out[h * ld + j] = f_h(u_j) for its e visible keys, 0 for
-// the masked ones. Causal rows: u_j falls as j rises (the distance n = P_i - P_j falls, and phi
-// rises with n), so the segment is found once and then only stepped down.
-template <class T>
-void forward_row(const FireValues& v, const FirePieces& f, const std::vector<double>& phi,
-                 const PositionContext& ctx, int64_t b, int64_t i, int64_t T0, bool causal, T* out,
-                 int64_t ld) {
-  const int64_t Tk = ctx.Tk, Pi = ctx.position(b, ctx.q_pos0 + i), H = v.H;
-  const double Lthr = std::abs(v.m) * static_cast<double>(T0);
-  const double L = std::max(Lthr, static_cast<double>(Pi));
-  const double inv = 1 / (std::log1p(std::abs(v.c) * L) + 1e-6);  // 1 / (phi(L_i) + 1e-6)
-  const int64_t e = causal ? std::min(Tk, ctx.q_pos0 + i + 1) : Tk;
-  int64_t k = -1;
-  for (int64_t j = 0; j < e; ++j) {
-    const double u = phi[std::abs(Pi - ctx.position(b, j))] * inv;
-    if (!causal || k < 0) k = f.segment(u);
-    while (k > 0 && u < f.bp[k - 1]) --k;
-    for (int64_t h = 0; h < H; ++h)
-      out[h * ld + j] = static_cast<T>(f.A[k * H + h] * u + f.C[k * H + h]);
-  }
-  for (int64_t h = 0; h < H; ++h) std::fill(out + h * ld + e, out + h * ld + Tk, T(0));
-}
-
 // One row's share of every gradient (fire.h), from G (H rows of Tk, stride ld) into g:
 // [dw0 (W) | db0 (W) | dw2 (H W) | db2 (H) | dc | dm].
 void backward_row(const FireValues& v, const FireRow& r, const double* G, int64_t ld, int64_t T0,
@@ -160,10 +137,10 @@ void backward_row(const FireValues& v, const FireRow& r, const double* G, int64_
   g[2 * W + H * W + H + 1] += sm * static_cast<double>(T0) * dm;
 }
 
-// The bias fire_bias would write, made one score row at a time inside attention
-// (pair_bias_rows.h), for a forward that needs no gradient. The same double arithmetic as
-// forward_row, cast to the scores' type at the same step: the bits of the tensor's entries.
-// It holds the positions only (the context's tables stay with the forward).
+// FIRE's bias one score row at a time: what fire_bias writes (into zeros) and what attention
+// asks for inside its row blocks when no gradient is needed (pair_bias_rows.h): one code, so
+// the tensor's entries and the rows have the same bits. It holds the positions only (the
+// context's tables stay with the forward).
 class FireRows final : public PairBiasRows {
  public:
   FireRows(const FireParams& f, const PositionContext& ctx, int64_t T0, bool causal)
@@ -179,8 +156,9 @@ class FireRows final : public PairBiasRows {
   }
 
  private:
-  // s[j - lo] += f_h(u_ij) for j in [lo, hi); causal rows step the segment down as u falls
-  // (forward_row).
+  // s[j - lo] += f_h(u_ij) for j in [lo, hi). Causal rows: u_j falls as j rises (the distance
+  // n = P_i - P_j falls, and phi rises with n), so the segment is found once and then only
+  // stepped down.
   template <class T>
   void add(int64_t b, int64_t h, int64_t i, int64_t lo, int64_t hi, T* s) const {
     if (lo >= hi) return;
@@ -245,15 +223,18 @@ Tensor fire_bias(const FireParams& f, const PositionContext& ctx, int64_t T0, bo
   const FireValues v(f);
   const int64_t R = ctx.rows(), Tq = ctx.Tq, Tk = ctx.Tk, H = v.H, W = v.W;
   Tensor y = Tensor::empty({R, H, Tq, Tk}, f.w0.dtype());
-  const std::vector<double> phi = phi_table(v, ctx);
-  const FirePieces pieces = pieces_of(v);
+  const FireRows rows(f, ctx, T0, causal);
   dispatch(y.dtype(), [&](auto zero) {
     using T = decltype(zero);
     T* out = y.data<T>();
+    std::fill(out, out + y.numel(), T(0));  // masked pairs stay 0
 #pragma omp parallel for schedule(dynamic, 8) collapse(2)
     for (int64_t b = 0; b < R; ++b)
-      for (int64_t i = 0; i < Tq; ++i)
-        forward_row<T>(v, pieces, phi, ctx, b, i, T0, causal, out + (b * H * Tq + i) * Tk, Tq * Tk);
+      for (int64_t i = 0; i < Tq; ++i) {
+        const int64_t e = causal ? std::min(Tk, ctx.q_pos0 + i + 1) : Tk;  // visible keys
+        for (int64_t h = 0; h < H; ++h)
+          rows.add_row(b, h, i, 0, e, out + ((b * H + h) * Tq + i) * Tk);
+      }
   });
   const PositionContext at = [&] {  // the positions only: the backward keeps no tables
     PositionContext p;
