@@ -3,6 +3,7 @@
 // figure gives a scheme the same colour (pe_color) and shades the 95% interval over seeds.
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "plot/plot.h"
 #include "study/report.h"
@@ -91,14 +92,19 @@ Series t0_line(long T0, double lo, double hi) {
 
 }  // namespace
 
-std::string pe_color(const std::string& pe) {  // Okabe & Ito's palette, one colour each
-  if (pe == "none") return "#000000";
-  if (pe == "learned") return "#E69F00";
-  if (pe == "sinusoidal") return "#009E73";
-  if (pe == "rope") return "#0072B2";
-  if (pe == "alibi") return "#D55E00";
-  if (pe == "t5") return "#CC79A7";
-  return "#777777";
+// One colour per scheme. The six of study v4 keep Okabe & Ito's (plot_svg.cpp). Those v5 adds
+// take the palette's sky blue (its yellow is too faint on white), then colours of Paul Tol's
+// qualitative schemes ("Colour schemes and templates", SRON, 2021: muted and vibrant) that stay
+// clear of the six, and a dark brown. Any other name is grey.
+std::string pe_color(const std::string& pe) {
+  static const std::map<std::string, std::string> kColors = {
+      {"none", "#000000"},         {"learned", "#E69F00"},    {"sinusoidal", "#009E73"},
+      {"rope", "#0072B2"},         {"alibi", "#D55E00"},      {"t5", "#CC79A7"},
+      {"kerple", "#56B4E9"},       {"fire", "#332288"},       {"prope", "#44AA99"},
+      {"rope_rand", "#999933"},    {"rope_nope4", "#882255"}, {"xpos", "#AA4499"},
+      {"learned_rand", "#7A4A14"}, {"prope25", "#EE3377"}};
+  const auto it = kColors.find(pe);
+  return it == kColors.end() ? "#777777" : it->second;
 }
 
 std::string plot_ppl_vs_length(const Study& s, const Group& g, const std::string& name) {

@@ -82,6 +82,23 @@ TEST_CASE("every plot REPORT.md links exists and is well-formed SVG", "[report]"
         std::string::npos);
 }
 
+TEST_CASE("every scheme of the study has its own colour; an unknown one is grey", "[report]") {
+  // the schemes of study v5 (study/schemes.cpp), in its order
+  const char* const schemes[] = {"none",    "learned",   "sinusoidal",   "rope",      "alibi",
+                                 "t5",      "kerple",    "fire",         "xpos",      "prope",
+                                 "prope25", "rope_rand", "learned_rand", "rope_nope4"};
+  std::set<std::string> colors;
+  for (const char* pe : schemes) {
+    INFO(pe);
+    CHECK(pe_color(pe) != "#777777");
+    colors.insert(pe_color(pe));
+  }
+  CHECK(colors.size() == std::size(schemes));
+  CHECK(pe_color("rope") == "#0072B2");  // v4's colours stay: its figures are committed
+  CHECK(pe_color("t5") == "#CC79A7");
+  CHECK(pe_color("no_such_scheme") == "#777777");
+}
+
 TEST_CASE("the figures: seeds not pooled, bands not below 1, positions on a log axis", "[report]") {
   TempDir d;
   write_study(d);
