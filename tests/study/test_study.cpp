@@ -694,18 +694,36 @@ std::string without_timing(const std::string& md) {
   return out;
 }
 
+// The tiny study made in one process (--jobs 1, one thread), once per test process: the end-to-end
+// test reads it, and the test of the other ways to make it (--jobs 2, a plan through xargs)
+// compares theirs with it. A tiny study is most of this program's time; made once, not twice.
+struct TinyStudy {
+  test::TempDir dir;
+  std::string out = dir.file("one"), stderr_text;
+  double wall = 0;  // seconds the process took
+  TinyStudy() {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string cmd = "OMP_NUM_THREADS=1 " + std::string(POSLAB_BIN) +
+                            " experiments --tiny --jobs 1 --out " + out + " > /dev/null 2> " +
+                            dir.file("stderr.txt");
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("failed: " + cmd);
+    wall = seconds_since(t0);
+    stderr_text = read_file(dir.file("stderr.txt"));
+  }
+};
+const TinyStudy& tiny_study_in_one_process() {
+  static const TinyStudy made;  // removed at exit with its folder
+  return made;
+}
+
 }  // namespace
 
 TEST_CASE("the tiny study end to end: timing.csv holds every stage, its sum within the wall time",
           "[study][slow]") {
-  test::TempDir d;
-  const std::string bin = POSLAB_BIN, out = d.file("one");
-  auto t0 = std::chrono::steady_clock::now();
-  REQUIRE(std::system(("OMP_NUM_THREADS=1 " + bin + " experiments --tiny --jobs 1 --out " + out +
-                       " > /dev/null 2> " + d.file("stderr.txt"))
-                          .c_str()) == 0);
-  const double wall = seconds_since(t0);
-  CHECK_THAT(read_file(d.file("stderr.txt")), Contains("expected time: "));
+  const TinyStudy& one = tiny_study_in_one_process();
+  const std::string& out = one.out;
+  const double wall = one.wall;
+  CHECK_THAT(one.stderr_text, Contains("expected time: "));
   std::map<std::string, double> stages;
   double sum = 0;
   for (const TimingRow& t : read_rows<TimingRow>(out + "/timing.csv")) {
@@ -794,14 +812,25 @@ TEST_CASE("mean attention distance: the query's own key 0, the first key (T-1)/2
 }
 
 TEST_CASE(
-    "a plan run through xargs -P 2, and --jobs 2, give the report of the study made in "
-    "one process",
+    "a plan run through xargs -P 2, and --jobs 2 --gpus 2 (each run pinned to one GPU), give "
+    "the report of the study made in one process",
     "[study][slow]") {
   test::TempDir d;
-  const std::string bin = POSLAB_BIN, one = d.file("one"), two = d.file("two");
+  const std::string bin = POSLAB_BIN, one = tiny_study_in_one_process().out, two = d.file("two");
   const std::string three = d.file("three");
-  REQUIRE(sh(bin + " experiments --tiny --jobs 1 --out " + one + " > /dev/null") == 0);
-  REQUIRE(sh(bin + " experiments --tiny --jobs 2 --out " + three + " > /dev/null") == 0);
+  // --gpus 2 as well: the many-GPU recipe (docs/cli.md) starts run k of the N at once with
+  // CUDA_VISIBLE_DEVICES = k % G, said on the first line of its job.log; checked on the CPU
+  // (which ignores it): each run on "GPU" 0 or 1, both used, and the same results.
+  REQUIRE(sh(bin + " experiments --tiny --jobs 2 --gpus 2 --out " + three + " > /dev/null") == 0);
+  std::set<std::string> gpus_seen;
+  for (const RunSpec& r : study_plan(study_config(StudySize::tiny)).runs) {
+    if (!r.after.empty()) continue;  // made in its parent's job (runner.h: make_job)
+    const std::string log = read_file(three + "/runs/" + r.name + "/job.log");
+    const std::string first = log.substr(0, log.find('\n'));
+    CHECK((first == "CUDA_VISIBLE_DEVICES=0" || first == "CUDA_VISIBLE_DEVICES=1"));
+    gpus_seen.insert(first);
+  }
+  CHECK(gpus_seen.size() == 2);
   REQUIRE(sh(bin + " experiments --tiny --out " + two + " --plan > " + d.file("plan.txt")) == 0);
   REQUIRE(read_file(d.file("plan.txt")).find("--job task_passkey_alibi_s1") != std::string::npos);
   // round by round: the fine-tunes wait for the screening the first round decides
@@ -853,25 +882,4 @@ TEST_CASE("--tune: every scheme at every learning rate x batch size, one row eac
   }
   for (const std::string& pe : c.main_pes)  // one learning rate per scheme
     CHECK_THAT(read_file(d.file("stdout.txt")), Contains("choice: " + pe + " lr "));
-}
-
-TEST_CASE("--gpus pins the runs made at once to one GPU each, without a GPU to see it",
-          "[study][slow]") {
-  // The many-GPU recipe (docs/cli.md): --jobs N --gpus G starts run k of the N at once with
-  // CUDA_VISIBLE_DEVICES = k % G, said on the first line of its job.log. Checked on the CPU:
-  // two runs at once on "GPUs" 0 and 1, each run on one of them, both used.
-  test::TempDir d;
-  const std::string out = d.file("g");
-  REQUIRE(sh(std::string(POSLAB_BIN) + " experiments --tiny --jobs 2 --gpus 2 --out " + out +
-             " > /dev/null") == 0);
-  std::set<std::string> seen;
-  const StudyPlan p = study_plan(study_config(StudySize::tiny));
-  for (const RunSpec& r : p.runs) {
-    if (!r.after.empty()) continue;  // made in its parent's job (runner.h: make_job)
-    const std::string log = read_file(out + "/runs/" + r.name + "/job.log");
-    const std::string first = log.substr(0, log.find('\n'));
-    CHECK((first == "CUDA_VISIBLE_DEVICES=0" || first == "CUDA_VISIBLE_DEVICES=1"));
-    seen.insert(first);
-  }
-  CHECK(seen.size() == 2);
 }
