@@ -202,8 +202,9 @@ std::string render_xy(const LinePlot& p, bool equal_aspect, const std::vector<do
   if (clipped) {
     char buf[32];
     const auto res = std::to_chars(buf, buf + sizeof buf, *p.y_max, std::chars_format::general, 4);
-    legend.push_back(
-        {"above " + std::string(buf, res.ptr) + " (clipped)", "#666", false, false, false, true});
+    const std::string at(buf, res.ptr);
+    legend.push_back({p.lang == Lang::zh ? "高于 " + at + "（截断）" : "above " + at + " (clipped)",
+                      "#666", false, false, false, true});
   }
   draw_legend(body, f, legend);
   // The notes, one line each, under the legend in the same column.

@@ -89,6 +89,8 @@ struct LinePlot {
   // Lines of text under the legend, outside the data: how to read the figure ("band: 95% over
   // seeds", "log y axis").
   std::vector<std::string> notes = {};
+  // The language of the words the renderer writes itself: the legend entry of clipped values.
+  Lang lang = Lang::en;
 };
 std::string render_line_plot(const LinePlot& plot);
 

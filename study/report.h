@@ -7,7 +7,8 @@
 //                      each with a caption saying what was measured and how; which parts of the
 //                      plan have no rows (what was cut); the list of files. No prose is
 //                      generated: a caption never says what a number shows.
-//   plots/*.svg        figures drawn with plot.h
+//   plots/*.svg        figures drawn with plot.h; those the Chinese guide shows also as
+//                      plots/<name>.zh.svg, the same figure with Chinese words (save_bilingual)
 // Nothing in the report is hard-coded: every number comes from the CSVs.
 //
 // Input files (tables.h has their columns; read by name through data/csv.h):
@@ -50,11 +51,13 @@
 //   report_plots.cpp           figures from the results: lengths, positions, curves
 //   report_figures.cpp         RoPE from the formula, attention, tasks
 #pragma once
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "plot/plot.h"
 #include "study/stats.h"
 #include "study/tables.h"
 #include "train/log.h"
@@ -206,7 +209,9 @@ std::string fmt_loss(const PerSeed& v);
 std::string fmt_accuracy(const TaskRow& t);
 
 // The figures. Each writes <dir>/plots/<name>.svg and returns "plots/<name>.svg", or "" when
-// the study has no data for it.
+// the study has no data for it. The ten the Chinese guide (docs/guide.zh.md) shows also write
+// <name>.zh.svg: ppl_vs_length, loss_vs_position, rope_scaling, rope_scaling_position,
+// rope_theta, rope_rotation, rope_offset, attribution, copy_gain, rope_pairs.
 std::string plot_ppl_vs_length(const Study& s, const Group& g, const std::string& name);
 std::string plot_loss_vs_position(const Study& s);
 std::string plot_sliding_gap(const Study& s);
@@ -226,6 +231,13 @@ std::string plot_budget(const Study& s);
 std::string plot_task_accuracy(const Study& s, const std::string& task);
 // One fixed colour per scheme, so a scheme looks the same in every figure.
 std::string pe_color(const std::string& pe);
+// A figure in both languages, as the guide's own (cli/guide_figures.h): draw(Lang::en) is
+// written to <dir>/plots/<name>.svg, draw(Lang::zh) to <name>.zh.svg. One code path and the
+// same numbers for both; only the words differ (in_lang, plot/plot.h). draw returns the SVG,
+// or "" when there is nothing to draw: then nothing is written and "" is returned, else
+// "plots/<name>.svg" (REPORT.md links the English one).
+std::string save_bilingual(const Study& s, const std::string& name,
+                           const std::function<std::string(Lang)>& draw);
 
 }  // namespace report_detail
 }  // namespace poslab

@@ -1,5 +1,6 @@
 // report_figures.cpp — the figures that are not curves of measured losses: RoPE drawn from
-// its formula (rotation, offset invariance), attention maps, task accuracies.
+// its formula (rotation, offset invariance; in both languages, save_bilingual), attention maps,
+// task accuracies.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -46,12 +47,12 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
   return s;
 }
 
-}  // namespace
-
-std::string plot_rope_rotation(const Study& s) {
+std::string draw_rope_rotation(Lang l) {
   ScatterPlot p;
-  p.title = "RoPE: pair i turns by p·θ at position p, θ = 10000^(−2i/32)";
-  p.xlabel = "cos(a) (radius: one circle per pair)", p.ylabel = "sin(a)";
+  p.title = in_lang(l, "RoPE: pair i turns by p·θ at position p, θ = 10000^(−2i/32)",
+                    "RoPE：第 i 对在位置 p 转过 p·θ_i，θ_i = 10000^(−2i/32)");
+  p.xlabel = in_lang(l, "cos(a) (radius: one circle per pair)", "cos(a)（每一对画在自己的圆上）");
+  p.ylabel = "sin(a)";
   p.connect = false;  // points only: joining them by chords draws a star, not a rotation
   p.circles = {0.8, 0.6, 0.4};
   const std::vector<std::pair<int, std::set<int>>> pairs = {
@@ -59,7 +60,9 @@ std::string plot_rope_rotation(const Study& s) {
   double radius = 1.0;
   for (const auto& [i, labelled] : pairs) {
     Series sr;
-    sr.label = "pair " + std::to_string(i) + ": " + fmt(rope_freq(i), 2) + " rad/token";
+    sr.label = l == Lang::zh
+                   ? "第 " + std::to_string(i) + " 对：" + fmt(rope_freq(i), 2) + " 弧度/字符"
+                   : "pair " + std::to_string(i) + ": " + fmt(rope_freq(i), 2) + " rad/token";
     for (int pos = 0; pos < 64; ++pos) {
       const double a = pos * rope_freq(i);
       sr.x.push_back(radius * std::cos(a)), sr.y.push_back(radius * std::sin(a));
@@ -68,31 +71,50 @@ std::string plot_rope_rotation(const Study& s) {
     p.series.push_back(std::move(sr));
     radius -= 0.2;
   }
-  return save(s, "rope_rotation", render_scatter(p));
+  return render_scatter(p);
 }
 
-std::string plot_rope_offset(const Study& s) {
+std::string draw_rope_offset(Lang l) {
   std::vector<double> q(kD), k(kD);  // two fixed vectors, any would do
   for (int j = 0; j < kD; ++j) q[j] = std::sin(0.7 * j + 0.3), k[j] = std::cos(1.3 * j + 0.1);
   LinePlot p;
-  p.title = "RoPE: q·k depends on the offset m − n alone";
-  p.xlabel = "query position m (key at n = m − offset)", p.ylabel = "q·k after the positions";
-  p.notes = {"fixed q, k of dim 32, theta 10000", "flat lines: the same q·k",
-             "for every m at one offset"};
+  p.title = in_lang(l, "RoPE: q·k depends on the offset m − n alone", "RoPE：q·k 只取决于 m − n");
+  p.xlabel =
+      in_lang(l, "query position m (key at n = m − offset)", "query 的位置 m（key 在 n = m − Δ）");
+  p.ylabel = in_lang(l, "q·k after the positions", "加入位置之后的 q·k");
+  p.notes = {in_lang(l, "fixed q, k of dim 32, theta 10000", "固定的 q、k，维度 32，b = 10000"),
+             in_lang(l, "flat lines: the same q·k", "水平线：Δ 相同，"),
+             in_lang(l, "for every m at one offset", "每个 m 上的 q·k 都一样")};
+  p.lang = l;
   for (const int off : {0, 4, 16, 64}) {
-    Series sr{"RoPE, m − n = " + std::to_string(off), {}, {}};
+    Series sr{in_lang(l, "RoPE, m − n = ", "RoPE，m − n = ") + std::to_string(off), {}, {}};
     sr.markers = false;
     for (int m = off; m <= 256; m += 4) {
       sr.x.push_back(m), sr.y.push_back(dot(rotate(q, m), rotate(k, m - off)));
     }
     p.series.push_back(std::move(sr));
   }
-  Series added{"sinusoidal added, m − n = 16", {}, {}, "#009E73", true, false};
+  Series added{in_lang(l, "sinusoidal added, m − n = 16", "加 sinusoidal，m − n = 16"),
+               {},
+               {},
+               "#009E73",
+               true,
+               false};
   for (int m = 16; m <= 256; m += 4) {
     added.x.push_back(m), added.y.push_back(dot(add_sinusoid(q, m), add_sinusoid(k, m - 16)));
   }
   p.series.push_back(std::move(added));
-  return save(s, "rope_offset", render_line_plot(p));
+  return render_line_plot(p);
+}
+
+}  // namespace
+
+std::string plot_rope_rotation(const Study& s) {
+  return save_bilingual(s, "rope_rotation", draw_rope_rotation);
+}
+
+std::string plot_rope_offset(const Study& s) {
+  return save_bilingual(s, "rope_offset", draw_rope_offset);
 }
 
 namespace {

@@ -1,6 +1,8 @@
 // report_plots.cpp — the report's figures of measured numbers: perplexity and sliding-window
 // difference against length, loss against position, RoPE scaling, training curves. Every
 // figure gives a scheme the same colour (pe_color) and shades the 95% interval over seeds.
+// Those the Chinese guide shows are drawn in both languages (save_bilingual): each text is
+// written once per language, side by side, in in_lang(lang, en, zh).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -45,12 +47,21 @@ void add_point(Series& sr, double x, const PerSeed& v, bool ppl = false) {
 }
 
 // "rope", "rope (1 seed)".
-std::string scheme_label(const Study& s, const Group& g, const std::string& pe) {
-  return pe + (group_seeds(s, g, pe).size() == 1 ? " (1 seed)" : "");
+std::string scheme_label(const Study& s, const Group& g, const std::string& pe, Lang l = Lang::en) {
+  return pe + (group_seeds(s, g, pe).size() == 1 ? in_lang(l, " (1 seed)", "（1 个种子）") : "");
 }
 
-const char* kBand = "band: 95% t interval (3+ seeds),";
-const char* kBand2 = "the two seeds' values (2 seeds)";
+// The notes under every legend that shades an interval: what the band is.
+std::vector<std::string> band_notes(Lang l) {
+  return {in_lang(l, "band: 95% t interval (3+ seeds),", "阴影：95% t 区间（3 个及以上种子），"),
+          in_lang(l, "the two seeds' values (2 seeds)", "或两个种子各自的值（2 个种子）")};
+}
+// The notes of a figure: the band's, then `more`.
+std::vector<std::string> with_band(Lang l, std::vector<std::string> more) {
+  std::vector<std::string> out = band_notes(l);
+  out.insert(out.end(), more.begin(), more.end());
+  return out;
+}
 
 // Perplexity axes stop at 10x the highest perplexity at the shortest length, so one scheme
 // that blows up is drawn as triangles at the clip and the others keep the height.
@@ -80,8 +91,8 @@ std::optional<double> gap_clip(const std::vector<Series>& series) {
 }
 
 // A vertical dashed grey line at x = T0 from lo to hi, labelled as the training length.
-Series t0_line(long T0, double lo, double hi) {
-  Series sr{"T0 = " + std::to_string(T0) + " (training length)",
+Series t0_line(long T0, double lo, double hi, Lang l) {
+  Series sr{"T0 = " + std::to_string(T0) + in_lang(l, " (training length)", "（训练长度）"),
             {double(T0), double(T0)},
             {lo, hi},
             "#999999",
@@ -107,38 +118,61 @@ std::string pe_color(const std::string& pe) {
   return it == kColors.end() ? "#777777" : it->second;
 }
 
-std::string plot_ppl_vs_length(const Study& s, const Group& g, const std::string& name) {
+std::string save_bilingual(const Study& s, const std::string& name,
+                           const std::function<std::string(Lang)>& draw) {
+  const std::string en = draw(Lang::en);
+  if (en.empty()) return "";
+  write_text_file(s.dir + "/plots/" + name + ".zh.svg", draw(Lang::zh));
+  return save(s, name, en);
+}
+
+namespace {
+
+// The axes every perplexity-against-length figure shares.
+void ppl_axes(LinePlot& p, Lang l) {
+  p.xlabel = in_lang(l, "evaluation length L (tokens)", "评测长度 L（字符）");
+  p.ylabel = in_lang(l, "val perplexity (log scale)", "验证集困惑度（对数坐标）");
+  p.log_x = p.log_y = true;
+  p.lang = l;
+}
+
+std::string draw_ppl_vs_length(const Study& s, const Group& g, Lang l) {
   const auto lens = group_lengths(s, g);
   LinePlot p;
-  p.xlabel = "evaluation length L (tokens)", p.ylabel = "val perplexity (log scale)";
-  p.log_x = p.log_y = true;
+  ppl_axes(p, l);
   for (const auto& pe : group_pes(s, g)) {
-    Series sr{scheme_label(s, g, pe), {}, {}, pe_color(pe)};
+    Series sr{scheme_label(s, g, pe, l), {}, {}, pe_color(pe)};
     for (const long L : lens) add_point(sr, L, eval_per_seed(s, g, pe, L), true);
     p.series.push_back(std::move(sr));
   }
   if (!any_finite(p.series)) return "";
   p.y_max = ppl_clip(p.series);
-  p.title = std::string("Perplexity") + std::string(" against length (T0 = ") +
-            std::to_string(lens.front()) + ")";
-  p.notes = {kBand, kBand2, "ppl band clamped at 1", "log axes; y clipped at " + fmt(*p.y_max, 3),
-             "(10x the highest ppl at T0)"};
-  return save(s, name, render_line_plot(p));
+  p.title = in_lang(l, "Perplexity against length (T0 = ", "困惑度随长度的变化（T0 = ") +
+            std::to_string(lens.front()) + in_lang(l, ")", "）");
+  p.notes = with_band(
+      l, {in_lang(l, "ppl band clamped at 1", "困惑度的阴影下限截在 1"),
+          in_lang(l, "log axes; y clipped at ", "双对数坐标；y 轴截在 ") + fmt(*p.y_max, 3),
+          in_lang(l, "(10x the highest ppl at T0)", "（T0 处最高困惑度的 10 倍）")});
+  return render_line_plot(p);
 }
 
-std::string plot_loss_vs_position(const Study& s) {
+std::string draw_loss_vs_position(const Study& s, Lang l) {
   if (s.lengths.empty()) return "";
   const long L = s.lengths.back();
   LinePlot p;
-  p.title = "Loss against position at L = " + std::to_string(L);
-  p.notes = {kBand, kBand2, "log x axis: bucket midpoints"};
-  p.xlabel = "position in the window (log scale)", p.ylabel = "loss (nats)";
+  p.title =
+      in_lang(l, "Loss against position at L = ", "损失随位置的变化，L = ") + std::to_string(L);
+  p.notes =
+      with_band(l, {in_lang(l, "log x axis: bucket midpoints", "x 轴对数坐标，取各段的中点")});
+  p.xlabel = in_lang(l, "position in the window (log scale)", "窗口内的位置（对数坐标）");
+  p.ylabel = in_lang(l, "loss (nats)", "损失（nats）");
   p.log_x = true;
+  p.lang = l;
   double lo = INFINITY, hi = -INFINITY, top = -INFINITY;
   for (const auto& pe : s.pes) {
     std::map<long, long> ends;
     const auto losses = position_losses(s, kMain, pe, L, &ends);
-    Series sr{scheme_label(s, kMain, pe), {}, {}, pe_color(pe)};
+    Series sr{scheme_label(s, kMain, pe, l), {}, {}, pe_color(pe)};
     sr.markers = losses.size() <= 32;
     for (const auto& [start, v] : losses) add_point(sr, 0.5 * (start + ends[start]), v);
     for (const double y : sr.y) {
@@ -149,14 +183,24 @@ std::string plot_loss_vs_position(const Study& s) {
   }
   if (!any_finite(p.series)) return "";
   p.y_max = top + std::log(10.0);  // as the perplexity plots: 10x the first bucket's
-  p.series.push_back(t0_line(s.train_len(), lo, std::min(hi, *p.y_max)));
-  return save(s, "loss_vs_position", render_line_plot(p));
+  p.series.push_back(t0_line(s.train_len(), lo, std::min(hi, *p.y_max), l));
+  return render_line_plot(p);
+}
+
+}  // namespace
+
+std::string plot_ppl_vs_length(const Study& s, const Group& g, const std::string& name) {
+  return save_bilingual(s, name, [&](Lang l) { return draw_ppl_vs_length(s, g, l); });
+}
+
+std::string plot_loss_vs_position(const Study& s) {
+  return save_bilingual(s, "loss_vs_position", [&](Lang l) { return draw_loss_vs_position(s, l); });
 }
 
 std::string plot_sliding_gap(const Study& s) {
   LinePlot p;
   p.title = "Loss − sliding-window loss against length";
-  p.notes = {kBand, kBand2};
+  p.notes = band_notes(Lang::en);
   p.xlabel = "evaluation length L (tokens)", p.ylabel = "difference (nats)";
   p.log_x = true;
   for (const auto& pe : s.pes) {
@@ -182,7 +226,7 @@ std::string plot_sliding_gap_position(const Study& s) {
   const long L = s.lengths.back();
   LinePlot p;
   p.title = "Loss − sliding-window loss per position at L = " + std::to_string(L);
-  p.notes = {kBand, kBand2};
+  p.notes = band_notes(Lang::en);
   p.xlabel = "position in the window", p.ylabel = "difference (nats)";
   for (const auto& pe : s.pes) {
     std::map<long, long> ends;
@@ -199,14 +243,21 @@ std::string plot_sliding_gap_position(const Study& s) {
   return save(s, "sliding_gap_position", render_line_plot(p));
 }
 
-std::string plot_rope_scaling(const Study& s) {
+namespace {
+
+// "none (plain RoPE)", "linear", ...: the legend entry of a RoPE scaling.
+std::string scaling_label(const std::string& sc, Lang l) {
+  return sc == "none" ? in_lang(l, "none (plain RoPE)", "none（原始 RoPE）") : sc;
+}
+
+std::string draw_rope_scaling(const Study& s, Lang l) {
   LinePlot p;
-  p.title = "RoPE: perplexity against length per scaling";
-  p.notes = {kBand, kBand2, "log axes"};
-  p.xlabel = "evaluation length L (tokens)", p.ylabel = "val perplexity (log scale)";
-  p.log_x = p.log_y = true;
+  p.title = in_lang(l, "RoPE: perplexity against length per scaling",
+                    "RoPE：各种缩放下困惑度随长度的变化");
+  p.notes = with_band(l, {in_lang(l, "log axes", "双对数坐标")});
+  ppl_axes(p, l);
   for (const auto& sc : rope_scalings(s)) {
-    Series sr{sc == "none" ? "none (plain RoPE)" : sc, {}, {}};
+    Series sr{scaling_label(sc, l), {}, {}};
     sr.dashed = sc == "none";
     for (const long L : s.lengths) {
       add_point(sr, L, eval_per_seed(s, kMain, "rope", L, sc), true);
@@ -214,7 +265,13 @@ std::string plot_rope_scaling(const Study& s) {
     p.series.push_back(std::move(sr));
   }
   if (p.series.size() <= 1 || !any_finite(p.series)) return "";
-  return save(s, "rope_scaling", render_line_plot(p));
+  return render_line_plot(p);
+}
+
+}  // namespace
+
+std::string plot_rope_scaling(const Study& s) {
+  return save_bilingual(s, "rope_scaling", [&](Lang l) { return draw_rope_scaling(s, l); });
 }
 
 std::string plot_training_curves(const Study& s, const Group& g, const std::string& corpus,
@@ -253,16 +310,22 @@ std::string plot_training_curves(const Study& s, const Group& g, const std::stri
   return save(s, name, render_line_plot(p));
 }
 
-std::string plot_rope_scaling_position(const Study& s) {
+namespace {
+
+std::string draw_rope_scaling_position(const Study& s, Lang l) {
   const auto scalings = rope_scalings(s);
   if (s.lengths.empty() || scalings.size() <= 1) return "";
   const long L = s.lengths.back();
   LinePlot p;
-  p.title = "RoPE: loss against position at L = " + std::to_string(L) + " per scaling";
-  p.xlabel = "position in the window", p.ylabel = "loss (nats)";
+  p.title = l == Lang::zh
+                ? "RoPE：各种缩放下损失随位置的变化，L = " + std::to_string(L)
+                : "RoPE: loss against position at L = " + std::to_string(L) + " per scaling";
+  p.xlabel = in_lang(l, "position in the window", "窗口内的位置");
+  p.ylabel = in_lang(l, "loss (nats)", "损失（nats）");
+  p.lang = l;
   for (const auto& sc : scalings) {
     std::map<long, long> ends;
-    Series sr{sc == "none" ? "none (plain RoPE)" : sc, {}, {}};
+    Series sr{scaling_label(sc, l), {}, {}};
     sr.dashed = sc == "none";
     for (const auto& [start, v] : position_losses(s, kMain, "rope", L, &ends, sc)) {
       add_point(sr, 0.5 * (start + ends[start]), v);
@@ -271,21 +334,23 @@ std::string plot_rope_scaling_position(const Study& s) {
     if (!sr.x.empty()) p.series.push_back(std::move(sr));
   }
   if (!any_finite(p.series)) return "";
-  p.notes = {kBand, kBand2};
-  return save(s, "rope_scaling_position", render_line_plot(p));
+  p.notes = band_notes(l);
+  return render_line_plot(p);
 }
 
-std::string plot_rope_theta(const Study& s) {
+// The base is theta in the report, b in the Chinese guide (θ_i = b^(−2i/D)).
+std::string draw_rope_theta(const Study& s, Lang l) {
   LinePlot p;
-  p.title = "RoPE: perplexity against length per base theta";
-  p.notes = {kBand, kBand2, "log axes"};
-  p.xlabel = "evaluation length L (tokens)", p.ylabel = "val perplexity (log scale)";
-  p.log_x = p.log_y = true;
+  p.title = in_lang(l, "RoPE: perplexity against length per base theta",
+                    "RoPE：不同底数 b 下困惑度随长度的变化");
+  p.notes = with_band(l, {in_lang(l, "log axes", "双对数坐标")});
+  ppl_axes(p, l);
   const auto seeds10 = group_seeds(s, kTheta10, "rope");
   // theta 10000: the main runs' B/4 branches, trained as long as the theta runs (the table's rule)
   for (const auto& [g, label] :
-       {std::pair{kTheta10, "theta 10"}, std::pair{kB4, "theta 10000 (B/4 branches)"},
-        std::pair{kTheta1e6, "theta 1e6"}}) {
+       {std::pair{kTheta10, in_lang(l, "theta 10", "b = 10")},
+        std::pair{kB4, in_lang(l, "theta 10000 (B/4 branches)", "b = 10000（B/4 分支）")},
+        std::pair{kTheta1e6, in_lang(l, "theta 1e6", "b = 1e6")}}) {
     Series sr{label, {}, {}};
     for (const long L : s.lengths) {
       PerSeed v = eval_per_seed(s, g, "rope", L);
@@ -301,7 +366,18 @@ std::string plot_rope_theta(const Study& s) {
   if (group_seeds(s, kTheta10, "rope").empty() && group_seeds(s, kTheta1e6, "rope").empty()) {
     return "";
   }
-  return save(s, "rope_theta", render_line_plot(p));
+  return render_line_plot(p);
+}
+
+}  // namespace
+
+std::string plot_rope_scaling_position(const Study& s) {
+  return save_bilingual(s, "rope_scaling_position",
+                        [&](Lang l) { return draw_rope_scaling_position(s, l); });
+}
+
+std::string plot_rope_theta(const Study& s) {
+  return save_bilingual(s, "rope_theta", [&](Lang l) { return draw_rope_theta(s, l); });
 }
 
 std::string plot_unseen_vs_length(const Study& s) {
@@ -310,7 +386,7 @@ std::string plot_unseen_vs_length(const Study& s) {
   p.title = "Loss on unseen positions [T0, 4T0) against length (T0 = " + std::to_string(T0) + ")";
   p.xlabel = "evaluation length L (tokens)", p.ylabel = "loss on [T0, 4T0) (nats)";
   p.log_x = true;
-  p.notes = {kBand, kBand2, "log x axis"};
+  p.notes = with_band(Lang::en, {"log x axis"});
   size_t points = 0;
   for (const auto& pe : s.pes) {
     Series sr{scheme_label(s, kMain, pe), {}, {}, pe_color(pe)};

@@ -1,6 +1,7 @@
 // report_probes.cpp — the three probes of every main run (SPEC 7.4-7.6), a table and a figure
 // each: attribution (which intervention removes the loss on unseen positions), copy at a
-// distance (is the longer context usable) and RoPE frequency by frequency.
+// distance (is the longer context usable) and RoPE frequency by frequency. The Chinese guide
+// shows the three figures: each is drawn in both languages (save_bilingual).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -11,11 +12,6 @@
 
 namespace poslab::report_detail {
 namespace {
-
-std::string save(const Study& s, const std::string& name, const std::string& svg) {
-  write_text_file(s.dir + "/plots/" + name + ".svg", svg);
-  return "plots/" + name + ".svg";
-}
 
 // A grey dashed vertical line at x from lo to hi, with a legend entry.
 Series vertical(const std::string& label, double x, double lo, double hi) {
@@ -85,12 +81,14 @@ std::string share(const Attribution& a, double with) {
 
 using ByScheme = std::vector<std::pair<std::string, Attribution>>;  // in the study's order
 
-std::string plot_attribution(const Study& s, const ByScheme& by_pe,
-                             const std::vector<long>& offsets) {
+std::string draw_attribution(const ByScheme& by_pe, const std::vector<long>& offsets, Lang l) {
   Heatmap h;
-  h.title = "Attribution: loss − loss at T0 (nats), mean over seeds";
-  h.xlabel = "evaluation", h.ylabel = "scheme";
-  h.col_labels = {"plain", "win", "log"};
+  h.title = in_lang(l, "Attribution: loss − loss at T0 (nats), mean over seeds",
+                    "归因：损失减去 T0 上的损失（nats），各种子平均");
+  h.xlabel = in_lang(l, "evaluation", "评测方式");
+  h.ylabel = in_lang(l, "scheme", "方案");
+  h.col_labels = {in_lang(l, "plain", "原样"), in_lang(l, "win", "窗口"),
+                  in_lang(l, "log", "对数")};
   for (const long P : offsets) h.col_labels.push_back("P=" + std::to_string(P));
   double lo = 0, hi = 0;
   for (const auto& [pe, a] : by_pe) {
@@ -106,7 +104,13 @@ std::string plot_attribution(const Study& s, const ByScheme& by_pe,
   if (h.values.empty() || !(hi > lo)) return "";
   h.vmin = lo, h.vmax = hi;
   h.width = 620, h.height = 120 + 40 * h.values.size();
-  return save(s, "attribution", render_heatmap(h));
+  return render_heatmap(h);
+}
+
+std::string plot_attribution(const Study& s, const ByScheme& by_pe,
+                             const std::vector<long>& offsets) {
+  return save_bilingual(s, "attribution",
+                        [&](Lang l) { return draw_attribution(by_pe, offsets, l); });
 }
 
 }  // namespace
@@ -186,12 +190,17 @@ PerSeed copy_gain_per_seed(const Study& s, const std::string& pe, long d) {
 
 namespace {
 
-std::string plot_copy(const Study& s, const std::vector<long>& distances) {
+// The distance is d in the report, Δ in the Chinese guide.
+std::string draw_copy(const Study& s, const std::vector<long>& distances, Lang l) {
   LinePlot p;
-  p.title = "Copy gain against distance (every main run)";
-  p.xlabel = "distance d between the two copies (characters)";
-  p.ylabel = "loss_control − loss_planted (nats/char)";
+  p.title = in_lang(l, "Copy gain against distance (every main run)",
+                    "copy gain 随距离的变化（所有主实验）");
+  p.xlabel =
+      in_lang(l, "distance d between the two copies (characters)", "两份副本之间的距离 Δ（字符）");
+  p.ylabel = in_lang(l, "loss_control − loss_planted (nats/char)",
+                     "loss_control − loss_planted（nats/字符）");
   p.log_x = true;
+  p.lang = l;
   for (const auto& pe : s.pes) {
     const auto seeds = group_seeds(s, kMain, pe);
     for (const long seed : seeds) {
@@ -205,10 +214,16 @@ std::string plot_copy(const Study& s, const std::vector<long>& distances) {
   }
   const auto [lo, hi] = y_range(p.series);
   if (std::isnan(lo)) return "";
-  p.series.push_back({"later seeds: dashed", {}, {}, "#666666", true, false});
+  p.series.push_back(
+      {in_lang(l, "later seeds: dashed", "其余种子：虚线"), {}, {}, "#666666", true, false});
   p.series.push_back(vertical("T0 = " + std::to_string(s.train_len()), s.train_len(), lo, hi));
-  p.notes = {"one line per run", "log x axis"};
-  return save(s, "copy_gain", render_line_plot(p));
+  p.notes = {in_lang(l, "one line per run", "每个实验一条线"),
+             in_lang(l, "log x axis", "x 轴对数坐标")};
+  return render_line_plot(p);
+}
+
+std::string plot_copy(const Study& s, const std::vector<long>& distances) {
+  return save_bilingual(s, "copy_gain", [&](Lang l) { return draw_copy(s, distances, l); });
 }
 
 }  // namespace
@@ -293,23 +308,32 @@ std::map<long, std::map<long, std::pair<double, double>>> pair_changes(const Stu
   return out;
 }
 
-std::string plot_rope_pairs(const Study& s, double T0) {
+std::string draw_rope_pairs(const Study& s, double T0, Lang l) {
   LinePlot p;
-  p.title = "RoPE: one pair interpolated at a time";
-  p.xlabel = "wavelength / T0 of the interpolated pair";
-  p.ylabel = "Δ loss on unseen positions (nats)";
+  p.title = in_lang(l, "RoPE: one pair interpolated at a time", "RoPE：每次只插值一对");
+  p.xlabel = in_lang(l, "wavelength / T0 of the interpolated pair", "被插值那一对的波长 / T0");
+  p.ylabel = in_lang(l, "Δ loss on unseen positions (nats)", "没见过的位置上损失的变化（nats）");
   p.log_x = true;
+  p.lang = l;
   for (const auto& [seed, pairs] : pair_changes(s)) {
-    Series sr{"seed " + std::to_string(seed), {}, {}, pe_color("rope"), seed != 1};
+    Series sr{
+        in_lang(l, "seed ", "种子 ") + std::to_string(seed), {}, {}, pe_color("rope"), seed != 1};
     for (const auto& [pair, wd] : pairs) sr.x.push_back(wd.first / T0), sr.y.push_back(wd.second);
     p.series.push_back(std::move(sr));
   }
   const auto [lo, hi] = y_range(p.series);
   if (std::isnan(lo)) return "";
-  p.series.push_back(vertical("YaRN: 1/alpha = 1, 1/beta = 1/32", 1, lo, hi));
+  p.series.push_back(vertical(
+      in_lang(l, "YaRN: 1/alpha = 1, 1/beta = 1/32", "YaRN：1/α = 1，1/β = 1/32"), 1, lo, hi));
   p.series.push_back(vertical("", 1.0 / 32, lo, hi));
-  p.notes = {"log x axis", "YaRN interpolates pairs right of 1,", "leaves those left of 1/32"};
-  return save(s, "rope_pairs", render_line_plot(p));
+  p.notes = {in_lang(l, "log x axis", "x 轴对数坐标"),
+             in_lang(l, "YaRN interpolates pairs right of 1,", "YaRN 插值 1 右边的各对，"),
+             in_lang(l, "leaves those left of 1/32", "1/32 左边的保持不变")};
+  return render_line_plot(p);
+}
+
+std::string plot_rope_pairs(const Study& s, double T0) {
+  return save_bilingual(s, "rope_pairs", [&](Lang l) { return draw_rope_pairs(s, T0, l); });
 }
 
 }  // namespace

@@ -366,6 +366,52 @@ TEST_CASE("guide: every link, plot and report anchor exists", "[docs]") {
 
 namespace {
 
+// The study's figures a guide shows: the NAME of every "](results/plots/NAME)", in order.
+std::vector<std::string> study_figures(const char* guide) {
+  std::vector<std::string> names;
+  const std::string md = read(kSource + "/" + guide), at = "](results/plots/";
+  for (size_t p = md.find(at); p != std::string::npos; p = md.find(at, p + 1))
+    names.push_back(md.substr(p + at.size(), md.find(')', p) - p - at.size()));
+  return names;
+}
+
+// What an SVG draws: its lines but the <text>, the root's size and the legend box's (a
+// legend is as wide as its words).
+std::string drawing(const std::string& svg) {
+  std::string out;
+  for (const std::string& l : lines_of(svg))
+    if (l.find("<text") == std::string::npos && l.rfind("<svg ", 0) != 0 &&
+        l.find("<rect class=\"legend\"") == std::string::npos)
+      out += l + "\n";
+  return out;
+}
+
+}  // namespace
+
+// The report writes plots/NAME.zh.svg beside NAME.svg for each figure the Chinese guide shows
+// (study/report.h: save_bilingual): the same drawing, Chinese words.
+TEST_CASE("guide: the study's figures in Chinese in the Chinese guide, in English in the English",
+          "[docs]") {
+  const std::vector<std::string> zh = study_figures("docs/guide.zh.md"),
+                                 en = study_figures("docs/guide.md");
+  REQUIRE(zh.size() >= 10);
+  REQUIRE(zh.size() == en.size());
+  for (size_t k = 0; k < zh.size(); ++k) {
+    INFO("docs/guide.zh.md shows results/plots/" << zh[k] << ", docs/guide.md " << en[k]);
+    REQUIRE(zh[k].size() > 7);
+    REQUIRE(zh[k].substr(zh[k].size() - 7) == ".zh.svg");
+    REQUIRE(en[k] == zh[k].substr(0, zh[k].size() - 7) + ".svg");  // its twin, in the same place
+    const std::string svg_zh = read(kSource + "/docs/results/plots/" + zh[k]);
+    // Chinese words: characters U+4E00..U+9FFF, whose UTF-8 lead bytes are E4..E9
+    CHECK(std::any_of(svg_zh.begin(), svg_zh.end(), [](char c) {
+      return static_cast<unsigned char>(c) >= 0xE4 && static_cast<unsigned char>(c) <= 0xE9;
+    }));
+    CHECK(drawing(svg_zh) == drawing(read(kSource + "/docs/results/plots/" + en[k])));
+  }
+}
+
+namespace {
+
 // The rows of a CSV file of docs/results as column -> value maps (the study writes no quotes).
 std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
   std::vector<std::map<std::string, std::string>> rows;

@@ -239,6 +239,8 @@ TEST_CASE("values above y_max are clipped and marked", "[plot]") {
   const std::string points = first_attr(svg, "points");  // "x,y x,y x,y", base first
   CHECK(std::stod(points.substr(points.find(',') + 1)) - 3.8 >= area[1] - 0.01);
   CHECK(std::isnan(text_coord(svg, "9.8", "y")));
+  p.lang = Lang::zh;  // the renderer's own words in the figure's language
+  CHECK(render_line_plot(p).find(">高于 5（截断）</text>") != std::string::npos);
 }
 
 TEST_CASE("the same input gives the same bytes", "[plot]") {

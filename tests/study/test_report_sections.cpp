@@ -5,7 +5,9 @@
 // every seed, the theta figure the B/4 branches).
 #include <catch2/catch.hpp>
 
+#include <cctype>
 #include <set>
+#include <sstream>
 
 #include "tests/plot/xml_check.h"
 #include "tests/study/report_fixture.h"
@@ -97,6 +99,101 @@ TEST_CASE("every scheme of the study has its own colour; an unknown one is grey"
   CHECK(pe_color("rope") == "#0072B2");  // v4's colours stay: its figures are committed
   CHECK(pe_color("t5") == "#CC79A7");
   CHECK(pe_color("no_such_scheme") == "#777777");
+}
+
+namespace {
+
+// The lines of an SVG that draw (not its <text>, not the root's and the legend box's size: a
+// legend's width follows its words).
+std::vector<std::string> drawing(const std::string& svg) {
+  std::vector<std::string> out;
+  std::istringstream lines(svg);
+  for (std::string l; std::getline(lines, l);) {
+    if (l.find("<text") == std::string::npos && l.rfind("<svg ", 0) != 0 &&
+        l.find("<rect class=\"legend\"") == std::string::npos)
+      out.push_back(l);
+  }
+  return out;
+}
+
+// The words of every <text>, markup removed ("10<tspan>6</tspan>" -> "106").
+std::vector<std::string> texts(const std::string& svg) {
+  std::vector<std::string> out;
+  for (size_t at = svg.find("<text"); at != std::string::npos; at = svg.find("<text", at + 1)) {
+    const size_t end = svg.find("</text>", at);
+    std::string t;
+    bool in_tag = true;  // from the opening tag on
+    for (size_t i = at; i < end; ++i) {
+      if (svg[i] == '<' || svg[i] == '>')
+        in_tag = svg[i] == '<';
+      else if (!in_tag)
+        t += svg[i];
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+// An English word of the report's figures in t ("" if none): words of ASCII letters and '_',
+// so the CSV columns loss_control and loss_planted are names, not the word loss.
+std::string english_word(const std::string& t) {
+  static const std::set<std::string> kWords = {
+      "against",  "axis",       "axes",       "band",  "clipped", "copies",       "dashed",
+      "distance", "evaluation", "every",      "fixed", "flat",    "interpolated", "interval",
+      "later",    "length",     "lines",      "log",   "loss",    "pair",         "perplexity",
+      "plain",    "position",   "positions",  "ppl",   "rad",     "run",          "scale",
+      "scheme",   "seed",       "seeds",      "theta", "token",   "tokens",       "training",
+      "unseen",   "val",        "wavelength", "win",   "window"};
+  std::string word;
+  for (size_t i = 0; i <= t.size(); ++i) {
+    const char c = i < t.size() ? t[i] : ' ';
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      if (kWords.count(word)) return word;
+      word.clear();
+    }
+  }
+  return "";
+}
+
+bool has_han(const std::string& s) {  // U+4E00..U+9FFF: UTF-8 lead bytes E4..E9
+  for (const char c : s)
+    if (static_cast<unsigned char>(c) >= 0xE4 && static_cast<unsigned char>(c) <= 0xE9) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("the Chinese guide's figures also in Chinese: the same drawing, Chinese words",
+          "[report]") {
+  TempDir d;
+  write_study(d);
+  report_of(d);
+  for (const char* name :
+       {"ppl_vs_length", "loss_vs_position", "rope_scaling", "rope_scaling_position", "rope_theta",
+        "rope_rotation", "rope_offset", "attribution", "copy_gain", "rope_pairs"}) {
+    INFO(name);
+    const std::string base = d.path + "/plots/" + name;
+    REQUIRE(fs::exists(base + ".zh.svg"));
+    const std::string en = read_file(base + ".svg"), zh = read_file(base + ".zh.svg");
+    CHECK(xml_error(zh) == "");
+    CHECK(drawing(zh) == drawing(en));  // every coordinate, colour and path
+    const std::vector<std::string> t_en = texts(en), t_zh = texts(zh);
+    REQUIRE(t_zh.size() == t_en.size());
+    size_t han = 0;
+    for (size_t k = 0; k < t_zh.size(); ++k) {
+      INFO("text " << k << ": " << t_zh[k] << " | " << t_en[k]);
+      CHECK(english_word(t_zh[k]) == "");  // ticks, scheme and scaling names stay as they are
+      han += has_han(t_zh[k]);
+    }
+    CHECK(han >= 3);       // the title and the axes, at least
+    bool english = false;  // the English figure has the words the check above looks for
+    for (const std::string& t : t_en) english |= english_word(t) != "";
+    CHECK(english);
+  }
+  // the report links the English figures only
+  CHECK(report_of(d).find(".zh.svg") == std::string::npos);
 }
 
 TEST_CASE("the figures: seeds not pooled, bands not below 1, positions on a log axis", "[report]") {
