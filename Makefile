@@ -97,7 +97,8 @@ reference-train:
 # whose digits only the native build reproduces (tests/docs/test_guide.cpp); then the core tests
 # again with POSLAB_ISA=generic (OpenBLAS and plain loops, no kernel of ours). Code generation
 # for plain x86-64 (no -march at all) is built and tested by make sanitize. One build, not
-# two: builds are most of CI's time.
+# two: builds are most of CI's time. Its files are compiled one by one (no unity build), so that
+# each source keeps compiling alone.
 PORTABLE_BUILD ?= build/portable
 PORTABLE_MARCH := $(shell grep -qw avx2 /proc/cpuinfo && echo x86-64-v3 || echo x86-64)
 AVX2_BUILD ?= build/avx2
@@ -105,7 +106,7 @@ AVX2_FLAGS = -DCMAKE_BUILD_TYPE=Release -DPOSLAB_NATIVE=OFF -DPOSLAB_CUDA=OFF \
   "-DCMAKE_CXX_FLAGS=-march=x86-64-v3 -mtune=native"
 test-portable: deps-torch
 	$(CMAKE) -S . -B $(PORTABLE_BUILD) -DCMAKE_BUILD_TYPE=Release -DPOSLAB_NATIVE=OFF \
-	  -DPOSLAB_CUDA=OFF -DCMAKE_CXX_FLAGS=-march=$(PORTABLE_MARCH)
+	  -DPOSLAB_CUDA=OFF -DPOSLAB_UNITY=OFF -DCMAKE_CXX_FLAGS=-march=$(PORTABLE_MARCH)
 	$(CMAKE) --build $(PORTABLE_BUILD) -j $(JOBS) --target poslab_tests
 	@echo "== $(PORTABLE_BUILD) (-march=$(PORTABLE_MARCH)): every test with POSLAB_ISA=avx2"
 	cd $(PORTABLE_BUILD) && $(TEST_ENV) POSLAB_ISA=avx2 ctest --output-on-failure -j $(JOBS) \

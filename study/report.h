@@ -231,6 +231,8 @@ std::string plot_budget(const Study& s);
 std::string plot_task_accuracy(const Study& s, const std::string& task);
 // One fixed colour per scheme, so a scheme looks the same in every figure.
 std::string pe_color(const std::string& pe);
+// Writes a figure to <dir>/plots/<name>.svg; returns "plots/<name>.svg" (REPORT.md's link).
+std::string save(const Study& s, const std::string& name, const std::string& svg);
 // A figure in both languages, as the guide's own (cli/guide_figures.h): draw(Lang::en) is
 // written to <dir>/plots/<name>.svg, draw(Lang::zh) to <name>.zh.svg. One code path and the
 // same numbers for both; only the words differ (in_lang, plot/plot.h). draw returns the SVG,

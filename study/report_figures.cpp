@@ -13,11 +13,6 @@
 namespace poslab::report_detail {
 namespace {
 
-std::string save(const Study& s, const std::string& name, const std::string& svg) {
-  write_text_file(s.dir + "/plots/" + name + ".svg", svg);
-  return "plots/" + name + ".svg";
-}
-
 // RoPE's rotation of pair i of a head of dim D (RoFormer, Su et al. 2021, eq. 34):
 //   (x, y) at position p  ->  (x cos a - y sin a, x sin a + y cos a),  a = p theta^(-2i/D).
 constexpr int kD = 32;

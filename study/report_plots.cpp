@@ -13,11 +13,6 @@
 namespace poslab::report_detail {
 namespace {
 
-std::string save(const Study& s, const std::string& name, const std::string& svg) {
-  write_text_file(s.dir + "/plots/" + name + ".svg", svg);
-  return "plots/" + name + ".svg";
-}
-
 bool any_finite(const std::vector<Series>& series) {
   for (const auto& sr : series) {
     for (const double y : sr.y) {
@@ -116,6 +111,11 @@ std::string pe_color(const std::string& pe) {
       {"learned_rand", "#7A4A14"}, {"prope25", "#EE3377"}};
   const auto it = kColors.find(pe);
   return it == kColors.end() ? "#777777" : it->second;
+}
+
+std::string save(const Study& s, const std::string& name, const std::string& svg) {
+  write_text_file(s.dir + "/plots/" + name + ".svg", svg);
+  return "plots/" + name + ".svg";
 }
 
 std::string save_bilingual(const Study& s, const std::string& name,

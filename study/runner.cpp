@@ -100,7 +100,7 @@ std::vector<TaskRow> task_scores(const RunSpec& r, const GPT& model,
     for (double depth : depths) {
       TaskScore sc = task_accuracy(model, vocab, t.name, {len, depth}, t.test_examples, ++cell_seed,
                                    t.name == "passkey" ? &distances : nullptr);
-      Interval ci = wilson_interval(sc.correct, sc.n);
+      ProportionInterval ci = wilson_interval(sc.correct, sc.n);
       rows.push_back({.task = t.name,
                       .pe = r.scheme,
                       .seed = static_cast<long>(r.train.seed),
@@ -117,7 +117,7 @@ std::vector<TaskRow> task_scores(const RunSpec& r, const GPT& model,
     }
   for (const auto& [lo, counts] : distances) {
     const auto [n, correct] = counts;
-    const Interval ci = wilson_interval(correct, n);
+    const ProportionInterval ci = wilson_interval(correct, n);
     by_distance->push_back({r.scheme, static_cast<long>(r.train.seed),
                             trained_length(t.name, t.train_len), lo, distance_bucket(lo).second, n,
                             correct, static_cast<double>(correct) / static_cast<double>(n), ci.low,

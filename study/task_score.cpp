@@ -80,7 +80,7 @@ TaskScore task_accuracy(const GPT& model, const std::vector<std::string>& vocab,
 //   centre = (phat + z^2 / 2n) / (1 + z^2 / n)
 //   half   = z / (1 + z^2 / n) * sqrt(phat (1 - phat) / n + z^2 / 4n^2)
 // with z = 1.959964, the normal quantile at 97.5%.
-Interval wilson_interval(int64_t correct, int64_t n) {
+ProportionInterval wilson_interval(int64_t correct, int64_t n) {
   if (n <= 0) return {0, 1};
   if (correct < 0 || correct > n)
     fail("wilson_interval: expected 0 <= correct <= n, but got ", correct, " of ", n);

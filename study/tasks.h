@@ -140,9 +140,9 @@ TaskScore task_accuracy(const GPT& model, const std::vector<std::string>& vocab,
 // for per-character accuracy it counts characters, which treats the characters of one example
 // as independent trials (they are not: the interval is then too narrow, a lower bound on the
 // uncertainty).
-struct Interval {
+struct ProportionInterval {
   double low = 0, high = 1;
 };
-Interval wilson_interval(int64_t correct, int64_t n);
+ProportionInterval wilson_interval(int64_t correct, int64_t n);
 
 }  // namespace poslab

@@ -12,17 +12,10 @@
 using namespace poslab;
 using Catch::Contains;
 using poslab::testing::named;
+using poslab::testing::max_diff;
 using poslab::testing::rand_leaf;
 
 namespace {
-
-double max_diff(const Tensor& a, const Tensor& b) {
-  REQUIRE(a.shape() == b.shape());
-  auto x = a.to_vector(), y = b.to_vector();
-  double worst = 0;
-  for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
-  return worst;
-}
 
 // The scheme's terms a test hands the op: none, ALiBi's table (a fixed bias), a learned table
 // (T5's kind, with a gradient).

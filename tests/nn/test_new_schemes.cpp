@@ -28,13 +28,6 @@ QKV qkv(int64_t B, int64_t T, int64_t H, int64_t D, uint64_t seed) {
           rand_leaf({B, T, H, D}, seed + 2)};
 }
 
-double max_diff(const Tensor& a, const Tensor& b) {
-  std::vector<double> x = a.to_vector(), y = b.to_vector();
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
 // Larger weights than the init, so every path of a whole model carries signal.
 std::vector<Tensor> randomize(GPT& m, std::vector<std::string>& names, uint64_t seed) {
   Generator g(seed);

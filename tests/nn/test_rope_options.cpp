@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include "nn/gpt.h"
+#include "tests/support/gradcheck.h"
 
 using namespace poslab;
+using poslab::testing::max_diff;
 
 // H = 2 heads of D = 12 dims, T0 = 4: windows past T0 make every scaling act.
 static GPTConfig rope_model(RopeLayout layout, double fraction) {
@@ -52,13 +54,6 @@ static void copy_permuted(const GPT& from, GPT& to) {
     }
     dst[p].tensor.copy_(Tensor::from_vector(v, src[p].tensor.shape(), DType::f64));
   }
-}
-
-static double max_diff(const Tensor& a, const Tensor& b) {
-  std::vector<double> x = a.to_vector(), y = b.to_vector();
-  double worst = 0;
-  for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
-  return worst;
 }
 
 static const std::vector<ScalingKind> kScalings{ScalingKind::none, ScalingKind::linear,

@@ -335,7 +335,7 @@ TEST_CASE("passkey cells of long examples are scored several to a forward pass",
 TEST_CASE("Wilson's 95% interval: hand-computed values", "[study]") {
   // centre +- half, centre = (p + z^2/2n) / (1 + z^2/n), half = z / (1 + z^2/n) *
   // sqrt(p(1-p)/n + z^2/4n^2), z = 1.959964; e.g. 0/10: high = z^2 / (10 + z^2) = 0.277533
-  auto near = [](Interval i, double lo, double hi) {
+  auto near = [](ProportionInterval i, double lo, double hi) {
     REQUIRE(i.low == Approx(lo).margin(1e-6));
     REQUIRE(i.high == Approx(hi).margin(1e-6));
   };

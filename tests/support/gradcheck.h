@@ -21,6 +21,7 @@
 #include <cmath>
 #include <functional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -189,6 +190,15 @@ inline Tensor rand_leaf(const Shape& shape, uint64_t seed, double stddev = 1.0) 
   Tensor t = Tensor::randn(shape, gen, stddev, DType::f64);
   t.set_requires_grad(true);
   return t;
+}
+
+// The largest |a - b| over the elements of two tensors of the same shape (read as f64).
+inline double max_diff(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape()) throw std::invalid_argument("max_diff: the tensors' shapes differ");
+  const std::vector<double> x = a.to_vector(), y = b.to_vector();
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
+  return worst;
 }
 
 }  // namespace poslab::testing

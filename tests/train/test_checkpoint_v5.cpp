@@ -12,7 +12,7 @@ using namespace poslab;
 using Catch::Contains;
 using poslab::test::meta_value;
 
-static GPTConfig small(PeKind pe) {
+static GPTConfig two_layer_config(PeKind pe) {
   GPTConfig c;
   c.vocab_size = 5, c.n_layer = 2, c.n_head = 2, c.n_embd = 8, c.block_size = 4, c.pe.kind = pe;
   return c;
@@ -40,7 +40,7 @@ TEST_CASE("v5 checkpoints round-trip every scheme and option; absent keys mean o
                                          {PeKind::xpos, "xpos_scale_base", "64"},
                                          {PeKind::rope, "rope_proportion", "0.4375"},
                                          {PeKind::learned, "random_positions", "16"}}) {
-    GPTConfig c = small(k.pe);
+    GPTConfig c = two_layer_config(k.pe);
     c.pe.fire_width = 6, c.pe.xpos_scale_base = 64, c.pe.rope_proportion = 0.4375;
     if (k.pe != PeKind::rope) c.pe.rope_proportion = 1;
     if (k.pe == PeKind::kerple) c.pe.nope_every = 2;
@@ -62,7 +62,7 @@ TEST_CASE("v5 checkpoints round-trip every scheme and option; absent keys mean o
     CHECK(got.rope_proportion == c.pe.rope_proportion);
     if (k.pe == PeKind::learned) CHECK(got.max_len == 16);  // rows for every drawn position
   }
-  save_checkpoint(GPT(small(PeKind::rope), 1), 0, dir.file("plain.safetensors"));
+  save_checkpoint(GPT(two_layer_config(PeKind::rope), 1), 0, dir.file("plain.safetensors"));
   StFile plain = load_safetensors(dir.file("plain.safetensors"));
   for (const char* key : {"rope_proportion", "nope_every", "random_positions", "fire_width"})
     CHECK(meta_value(plain, key) == "(absent)");
@@ -73,7 +73,7 @@ TEST_CASE("a fire or kerple checkpoint with a missing or misshapen tensor names 
   test::TempDir dir;
   for (PeKind pe : {PeKind::fire, PeKind::kerple}) {
     const std::string path = dir.file("m.safetensors");
-    save_checkpoint(GPT(small(pe), 1), 0, path);
+    save_checkpoint(GPT(two_layer_config(pe), 1), 0, path);
     StFile f = load_safetensors(path);
     const std::string victim =
         pe == PeKind::fire ? "transformer.h.1.attn.fire.mlp.2.weight" : "transformer.kerple.bias_a";
@@ -94,7 +94,7 @@ TEST_CASE("a fire or kerple checkpoint with a missing or misshapen tensor names 
 
 TEST_CASE("bad v5 settings are refused naming the flag and its valid range", "[train][errors]") {
   auto refuses = [](auto set, const std::string& what) {
-    GPTConfig c = small(PeKind::rope);
+    GPTConfig c = two_layer_config(PeKind::rope);
     set(c);
     REQUIRE_THROWS_WITH(GPT(c, 1), Contains(what));
   };

@@ -12,11 +12,11 @@ using Catch::Contains;
 
 namespace {
 
-constexpr int64_t kVocab = 13, kT0 = 8;
+constexpr int64_t kToyVocab = 13, kT0 = 8;
 
 GPTConfig toy_config(PeKind pe) {
   GPTConfig c;
-  c.vocab_size = kVocab;
+  c.vocab_size = kToyVocab;
   c.n_embd = 16, c.n_layer = 2, c.n_head = 2, c.block_size = kT0;
   c.pe.kind = pe;
   if (pe == PeKind::learned) c.pe.max_len = 64;
@@ -26,7 +26,7 @@ GPTConfig toy_config(PeKind pe) {
 
 Ids toy_ids(int64_t T) {
   Ids x{std::vector<int32_t>(T), {1, T}};
-  for (int64_t i = 0; i < T; ++i) x.data[i] = static_cast<int32_t>((7 * i + 3) % kVocab);
+  for (int64_t i = 0; i < T; ++i) x.data[i] = static_cast<int32_t>((7 * i + 3) % kToyVocab);
   return x;
 }
 
@@ -107,7 +107,7 @@ TEST_CASE("bad interventions are refused with the flag and the values named", "[
 TEST_CASE("evaluate applies the interventions to every window", "[eval]") {
   GPT m(toy_config(PeKind::sinusoidal), 3);
   std::vector<uint16_t> tokens(200);
-  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<uint16_t>((i * i) % kVocab);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<uint16_t>((i * i) % kToyVocab);
   Interventions at;
   at.position_offset = 16;
   EvalResult plain = evaluate(m, tokens, 8, 0, 2, "val");

@@ -20,7 +20,7 @@ namespace ref = poslab::reference;
 namespace {
 
 // A small corpus and a tiny model: a step takes milliseconds in either implementation.
-TrainOptions tiny_run(const test::TempDir& dir, PeKind pe) {
+TrainOptions reference_run(const test::TempDir& dir, PeKind pe) {
   static const char* text =
       "the quick brown fox jumps over the lazy dog. pack my box with five dozen liquor jugs.\n";
   std::string t;
@@ -91,7 +91,7 @@ TEST_CASE("the one-file trainer's first steps are poslab train's: every scheme",
   for (const std::string& name : pe_names()) {
     INFO("pe = " << name);
     test::TempDir dir;
-    TrainOptions o = tiny_run(dir, parse_pe(name));
+    TrainOptions o = reference_run(dir, parse_pe(name));
     o.model.embedding = name == "sinusoidal" ? EmbeddingKind::scaled : EmbeddingKind::gpt2;
     o.model.vocab_size = static_cast<int64_t>(load_vocab(o.data + "/vocab.json").size());
     ref::Run run = ref::start_run(test::reference_config(o.model), settings_of(o));
@@ -112,7 +112,7 @@ TEST_CASE(
                  Case{PeKind::fire, 1, 0, 40}, Case{PeKind::learned, 1, 0, 40}}) {
     INFO("pe = " << pe_name(k.pe));
     test::TempDir dir;
-    TrainOptions o = tiny_run(dir, k.pe);
+    TrainOptions o = reference_run(dir, k.pe);
     o.model.pe.rope_proportion = k.proportion, o.model.pe.nope_every = k.nope_every;
     o.model.pe.random_positions = k.random_positions;
     o.model.vocab_size = static_cast<int64_t>(load_vocab(o.data + "/vocab.json").size());
@@ -125,11 +125,11 @@ TEST_CASE(
 TEST_CASE("the one-file trainer fine-tunes like poslab train under linear RoPE scaling",
           "[train][reference]") {
   test::TempDir dir;
-  TrainOptions base = tiny_run(dir, PeKind::rope);
+  TrainOptions base = reference_run(dir, PeKind::rope);
   base.model.block_size = 8, base.out = dir.file("base");
   train(base);
   // --init-from base --ctx 16 --rope-scaling linear --factor 2: positions p / 2
-  TrainOptions o = tiny_run(dir, PeKind::rope);
+  TrainOptions o = reference_run(dir, PeKind::rope);
   o.init_from = dir.file("base/model.safetensors"), o.steps = 3;
   o.rope_scaling.kind = ScalingKind::linear, o.rope_scaling.factor = 2;
   o.model.vocab_size = static_cast<int64_t>(load_vocab(o.data + "/vocab.json").size());
@@ -145,7 +145,7 @@ TEST_CASE("the one-file trainer's program prints poslab train's loss curve", "[t
   for (const char* pe : {"rope", "t5"}) {
     INFO("pe = " << pe);
     test::TempDir dir;
-    TrainOptions o = tiny_run(dir, parse_pe(pe));
+    TrainOptions o = reference_run(dir, parse_pe(pe));
     train(o);
     const std::vector<LogRow> log = read_log(o.out + "/log.csv");
     int status = 0;
