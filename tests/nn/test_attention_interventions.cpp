@@ -11,8 +11,8 @@
 
 using namespace poslab;
 using Catch::Contains;
-using poslab::testing::named;
 using poslab::testing::max_diff;
+using poslab::testing::named;
 using poslab::testing::rand_leaf;
 
 namespace {
