@@ -15,11 +15,13 @@
 #include "data/atomic_file.h"
 #include "posenc/alibi.h"
 #include "posenc/rope_scaling.h"
+#include "tests/support/svg_text.h"
 #include "tests/support/temp_dir.h"
 #include "train/attend.h"
 
 using namespace poslab;
 using Catch::Contains;
+using poslab::test::svg_texts;
 
 static int figure(std::vector<std::string> args) {
   std::vector<char*> argv;
@@ -170,24 +172,6 @@ TEST_CASE("figure: the command writes the SVG where --out says, and refuses bad 
 }
 
 // ---------------------------------------------------------------- the Chinese figures, legibility
-
-// The words of every <text> of an SVG, its <tspan> exponents included, markup removed.
-static std::vector<std::string> svg_texts(const std::string& svg) {
-  std::vector<std::string> out;
-  for (size_t at = svg.find("<text"); at != std::string::npos; at = svg.find("<text", at + 1)) {
-    const size_t body = svg.find('>', at) + 1, end = svg.find("</text>", body);
-    std::string t;
-    bool in_tag = false;
-    for (size_t i = body; i < end; ++i) {
-      if (svg[i] == '<' || svg[i] == '>')
-        in_tag = svg[i] == '<';
-      else if (!in_tag)
-        t += svg[i];
-    }
-    out.push_back(t);
-  }
-  return out;
-}
 
 // Whether s holds a Chinese character (CJK Unified Ideographs, U+4E00..U+9FFF: three UTF-8
 // bytes, the first E4..E9).

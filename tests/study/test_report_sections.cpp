@@ -11,6 +11,7 @@
 
 #include "tests/plot/xml_check.h"
 #include "tests/study/report_fixture.h"
+#include "tests/support/svg_text.h"
 
 using namespace poslab;
 using namespace poslab::report_detail;
@@ -116,24 +117,6 @@ std::vector<std::string> drawing(const std::string& svg) {
   return out;
 }
 
-// The words of every <text>, markup removed ("10<tspan>6</tspan>" -> "106").
-std::vector<std::string> texts(const std::string& svg) {
-  std::vector<std::string> out;
-  for (size_t at = svg.find("<text"); at != std::string::npos; at = svg.find("<text", at + 1)) {
-    const size_t end = svg.find("</text>", at);
-    std::string t;
-    bool in_tag = true;  // from the opening tag on
-    for (size_t i = at; i < end; ++i) {
-      if (svg[i] == '<' || svg[i] == '>')
-        in_tag = svg[i] == '<';
-      else if (!in_tag)
-        t += svg[i];
-    }
-    out.push_back(t);
-  }
-  return out;
-}
-
 // An English word of the report's figures in t ("" if none): words of ASCII letters and '_',
 // so the CSV columns loss_control and loss_planted are names, not the word loss.
 std::string english_word(const std::string& t) {
@@ -179,7 +162,7 @@ TEST_CASE("the Chinese guide's figures also in Chinese: the same drawing, Chines
     const std::string en = read_file(base + ".svg"), zh = read_file(base + ".zh.svg");
     CHECK(xml_error(zh) == "");
     CHECK(drawing(zh) == drawing(en));  // every coordinate, colour and path
-    const std::vector<std::string> t_en = texts(en), t_zh = texts(zh);
+    const std::vector<std::string> t_en = test::svg_texts(en), t_zh = test::svg_texts(zh);
     REQUIRE(t_zh.size() == t_en.size());
     size_t han = 0;
     for (size_t k = 0; k < t_zh.size(); ++k) {
